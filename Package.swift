@@ -1,0 +1,110 @@
+// swift-tools-version: 6.1
+//
+// The layers, bottom to top. A target may depend only on targets above it in
+// this list (never upward); `Docs/Architecture.md` draws the same picture.
+//
+//   CLMDB, CICU      C modules: the system's LMDB and ICU
+//   LMDB             a thin typed layer over LMDB
+//   EventLog         the generic event-log engine: log, records, projections,
+//                    verification, snapshots, replay (knows nothing of activities)
+//   TextIndex        tokenizing, folding, postings, queries
+//   ActivityDomain   NSUserActivity and Core Spotlight on the log
+//   eventlog         the command-line tool
+import PackageDescription
+
+// Swift 6 language mode (strict concurrency) everywhere; `.ci/run` fails on
+// any warning in this package's own sources.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "ActivityEventLog",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "LMDB", targets: ["LMDB"]),
+        .library(name: "EventLog", targets: ["EventLog"]),
+        .library(name: "TextIndex", targets: ["TextIndex"]),
+        .library(name: "ActivityDomain", targets: ["ActivityDomain"]),
+        .executable(name: "eventlog", targets: ["eventlog"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .target(
+            name: "CICU",
+            linkerSettings: [.linkedLibrary("icuuc")]
+        ),
+        .target(
+            name: "LMDB",
+            dependencies: ["CLMDB"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "EventLog",
+            dependencies: [
+                "LMDB",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "TextIndex",
+            dependencies: ["LMDB", "CICU"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "ActivityDomain",
+            dependencies: [
+                "EventLog",
+                "TextIndex",
+                "LMDB",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Schema"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "eventlog",
+            dependencies: [
+                "ActivityDomain",
+                "EventLog",
+                "TextIndex",
+                "LMDB",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "LMDBTests", dependencies: ["LMDB", "CLMDB"], swiftSettings: strict),
+        .testTarget(
+            name: "EventLogTests",
+            dependencies: ["EventLog", "LMDB", "CLMDB"],
+            exclude: ["Fixtures"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "LMDB"], swiftSettings: strict),
+        .testTarget(
+            name: "ActivityDomainTests",
+            dependencies: ["ActivityDomain", "EventLog", "TextIndex", "LMDB"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "EventLogCLITests",
+            dependencies: ["eventlog"],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

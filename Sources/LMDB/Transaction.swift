@@ -1,0 +1,67 @@
+import CLMDB
+
+/// A read-only view of the environment as of the last commit before it
+/// began (`mdb_txn_begin` with `MDB_RDONLY`). Obtained from
+/// ``Environment/read(_:)``; valid only inside that closure.
+public class ReadTransaction {
+    let pointer: OpaquePointer
+    public unowned let environment: Environment
+    private(set) var isOpen = true
+
+    init(environment: Environment, begin pointer: OpaquePointer) {
+        self.environment = environment
+        self.pointer = pointer
+    }
+
+    /// Opens a named database that must exist (`mdb_dbi_open`), or throws
+    /// ``LMDBError/notFound``.
+    public func openDatabase<Key, Value>(
+        _ name: String?, as key: Key.Type = Key.self, _ value: Value.Type = Value.self, flags: DatabaseFlags = []
+    ) throws -> Database<Key, Value> {
+        var dbi: MDB_dbi = 0
+        try check(mdb_dbi_open(pointer, name, flags.rawValue, &dbi), "mdb_dbi_open(\(name ?? "main"))")
+        return Database(handle: dbi, name: name)
+    }
+
+    /// The transaction's id (`mdb_txn_id`): which commit it sees.
+    public var id: Int { mdb_txn_id(pointer) }
+
+    func abortIfOpen() {
+        if isOpen {
+            mdb_txn_abort(pointer)
+            isOpen = false
+        }
+    }
+
+    func markClosed() { isOpen = false }
+}
+
+/// The one write transaction of the environment (`mdb_txn_begin`), obtained
+/// from ``Environment/write(_:)`` and committed when that closure returns.
+public final class WriteTransaction: ReadTransaction {
+    /// Opens a named database, creating it when missing (`mdb_dbi_open` with
+    /// `MDB_CREATE`). The handle stays valid for the environment's life once
+    /// this transaction commits.
+    public func createDatabase<Key, Value>(
+        _ name: String?, as key: Key.Type = Key.self, _ value: Value.Type = Value.self, flags: DatabaseFlags = []
+    ) throws -> Database<Key, Value> {
+        try openDatabase(name, as: key, value, flags: flags.union(.create))
+    }
+
+    /// Runs `body` in a child transaction (`mdb_txn_begin` with this one as
+    /// parent): when `body` throws, only the child's writes are undone.
+    public func nested<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        var child: OpaquePointer?
+        try check(mdb_txn_begin(environment.pointer, pointer, 0, &child), "mdb_txn_begin(nested)")
+        let txn = WriteTransaction(environment: environment, begin: child!)
+        defer { txn.abortIfOpen() }
+        let result = try body(txn)
+        try txn.commit()
+        return result
+    }
+
+    func commit() throws {
+        markClosed()
+        try check(mdb_txn_commit(pointer), "mdb_txn_commit")
+    }
+}
