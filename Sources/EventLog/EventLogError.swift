@@ -1,0 +1,43 @@
+/// An error of the event-log engine, carrying what a user needs to act on it:
+/// the operation, what was wrong, and where in the log when it applies.
+///
+/// ```swift
+/// do { try store.append(events, expectedHead: 41) }
+/// catch let error as EventLogError where error.code == .headMismatch { reload and retry }
+/// ```
+public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable {
+    public enum Code: String, Sendable {
+        /// An append stated a head position and another writer got there first.
+        case headMismatch
+        /// An event or option is not acceptable (e.g. an over-long type).
+        case invalidArgument
+        /// The store directory holds no store.
+        case storeMissing
+        /// The store was written by a format this version does not read.
+        case incompatibleFormat
+        /// The log fails verification.
+        case corrupt
+        /// A snapshot cannot be used.
+        case snapshot
+    }
+
+    public var code: Code
+    /// The operation that failed, e.g. `"append"`.
+    public var operation: String
+    /// What was wrong and what is allowed.
+    public var message: String
+    /// The log position concerned, if any.
+    public var position: Position?
+
+    public init(_ code: Code, operation: String, _ message: String, position: Position? = nil) {
+        self.code = code
+        self.operation = operation
+        self.message = message
+        self.position = position
+    }
+
+    public var description: String {
+        if let position { return "\(operation): \(message) (position \(position))" }
+        return "\(operation): \(message)"
+    }
+}

@@ -1,0 +1,338 @@
+import Foundation
+import LMDB
+import Logging
+
+/// An append-only event log in LMDB with the projections built from it.
+///
+/// Every write goes one way: the caller's closure validates against the
+/// views and appends events; each event is applied to every projection; the
+/// projections' checkpoints move to the new head; all of it commits in one
+/// LMDB transaction, or none of it does.
+///
+/// ```swift
+/// let store = try EventStore<Views>(path: "/var/lib/app/events")
+/// let receipt = try store.write(WriteOptions(idempotencyKey: "req-17")) { batch in
+///     try batch.append(NewEvent(type: "order.placed", schemaVersion: 1, payload: bytes))
+/// }
+/// print(receipt.positions!)            // 1...1, or the first attempt's on a retry
+/// let report = try store.verify()      // checksums and hash chain
+/// ```
+///
+/// Thread-safe: writes from many threads are serialized and, when they
+/// arrive together, share one transaction (group commit). Several processes
+/// may open the same store; LMDB's writer lock orders their appends.
+public final class EventStore<Views: ProjectionSet>: Sendable {
+    public let environment: Environment
+    /// The projections, opened in ``environment``.
+    public let views: Views
+    public let options: StoreOptions
+    let databases: LogDatabases
+    let queue: WriteQueue
+
+    /// The format of records and metadata this version writes and reads.
+    public static var formatVersion: UInt32 { 1 }
+
+    /// Opens the store in directory `path`, creating it unless
+    /// ``StoreOptions/createIfMissing`` is false, and brings every projection
+    /// up to the head of the log (rebuilding one whose version changed).
+    public init(path: String, options: StoreOptions = StoreOptions()) throws {
+        let dataFile = URL(fileURLWithPath: path).appendingPathComponent("data.mdb").path
+        if !options.createIfMissing && !FileManager.default.fileExists(atPath: dataFile) {
+            throw EventLogError(.storeMissing, operation: "open", "no store at \(path) (no data.mdb there)")
+        }
+        environment = try Environment(path: path, options: options.environmentOptions)
+        self.options = options
+        queue = WriteQueue(maxGroup: options.maxGroupCommit)
+        (databases, views) = try environment.write { txn in
+            let databases = try LogDatabases(openingIn: txn)
+            try Self.checkFormat(databases, in: txn, path: path)
+            return (databases, try Views(openingIn: txn))
+        }
+        try catchUp()
+    }
+
+    private static func checkFormat(_ databases: LogDatabases, in txn: WriteTransaction, path: String) throws {
+        if let stored = try databases.meta.get("format", in: txn) {
+            let format = stored.count == 4 ? stored.withUnsafeBytes { UInt32(bigEndian: $0.loadUnaligned(as: UInt32.self)) } : 0
+            guard format == formatVersion else {
+                throw EventLogError(.incompatibleFormat, operation: "open",
+                                    "the store at \(path) has format \(format); this version reads format \(formatVersion)")
+            }
+        } else {
+            try databases.meta.put(withUnsafeBytes(of: formatVersion.bigEndian) { [UInt8]($0) }, forKey: "format", in: txn)
+        }
+    }
+
+    // MARK: Writing
+
+    /// Runs `body` in the store's write path and commits what it appended.
+    ///
+    /// `body` may run more than once (when the map grows), so it must act
+    /// only through `batch`. When it throws, nothing it did is written.
+    @discardableResult
+    public func write<R>(_ options: WriteOptions = WriteOptions(), _ body: (LogBatch) throws -> R) throws -> WriteReceipt<R> {
+        if let key = options.idempotencyKey {
+            let length = key.utf8.count
+            guard length > 0, length <= 256 else {
+                throw EventLogError(.invalidArgument, operation: "append",
+                                    "idempotency key is \(length) UTF-8 bytes; allowed: 1 to 256")
+            }
+        }
+        return try withoutActuallyEscaping(body) { body in
+            var receipt: WriteReceipt<R>?
+            let request = WriteQueue.Request { txn in
+                receipt = try self.perform(options, body, in: txn)
+            }
+            queue.submit(request) { group in self.commit(group) }
+            if let error = request.error { throw error }
+            return receipt!
+        }
+    }
+
+    /// Appends `events` as one batch.
+    @discardableResult
+    public func append(_ events: [NewEvent], _ options: WriteOptions = WriteOptions()) throws -> WriteReceipt<Void> {
+        try write(options) { batch in
+            for event in events { try batch.append(event) }
+        }
+    }
+
+    /// One request inside the group's transaction.
+    private func perform<R>(_ options: WriteOptions, _ body: (LogBatch) throws -> R,
+                            in txn: WriteTransaction) throws -> WriteReceipt<R> {
+        if let key = options.idempotencyKey,
+           let earlier = try databases.idempotency.get(key, in: txn), earlier.count == 16 {
+            let first = earlier.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+            let count = earlier.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+            return WriteReceipt(value: nil, positions: count == 0 ? nil : first...(first + count - 1), isRetry: true)
+        }
+        let batch = try LogBatch(transaction: txn, databases: databases, projections: views.all, clock: self.options.clock)
+        if let expected = options.expectedHead, expected != batch.head {
+            throw EventLogError(.headMismatch, operation: "append",
+                                "expected the head at \(expected), but another writer moved it to \(batch.head)",
+                                position: batch.head)
+        }
+        let value = try body(batch)
+        try batch.finish()
+        if let key = options.idempotencyKey {
+            var bytes = [UInt8](repeating: 0, count: 16)
+            let first = batch.firstAppended ?? batch.head + 1
+            let count = batch.appended.map { UInt64($0.count) } ?? 0
+            bytes.withUnsafeMutableBytes {
+                $0.storeBytes(of: first.bigEndian, as: UInt64.self)
+                $0.storeBytes(of: count.bigEndian, toByteOffset: 8, as: UInt64.self)
+            }
+            try databases.idempotency.put(bytes, forKey: key, in: txn)
+        }
+        return WriteReceipt(value: value, positions: batch.appended, isRetry: false)
+    }
+
+    /// Writes a group of requests in one transaction. Alone, a request runs in
+    /// the transaction itself; in company each runs in a nested transaction,
+    /// so that one that throws undoes only its own writes.
+    private func commit(_ group: [WriteQueue.Request]) {
+        do {
+            try environment.write { txn in
+                for request in group { request.error = nil }
+                let before = try databases.head(in: txn)
+                try catchUpInPlace(in: txn, head: before.position)
+                if group.count == 1 {
+                    try group[0].perform(txn)
+                } else {
+                    for request in group {
+                        do {
+                            try txn.nested { try request.perform($0) }
+                        } catch let error as LMDBError where error == .mapFull {
+                            throw error
+                        } catch {
+                            request.error = error
+                        }
+                    }
+                }
+                let after = try databases.head(in: txn)
+                if after.position != before.position {
+                    try databases.setRecordedHead(after.position, link: after.link, in: txn)
+                    for projection in views.all {
+                        try databases.setCheckpoint(Checkpoint(position: after.position, version: projection.version),
+                                                    of: projection.name, in: txn)
+                    }
+                }
+            }
+        } catch {
+            for request in group where request.error == nil { request.error = error }
+        }
+    }
+
+    // MARK: Catching up
+
+    /// Applies to each projection the events it has not seen, in
+    /// transactions of ``StoreOptions/catchUpChunk`` events; rebuilds from
+    /// position 1 a projection whose stored version differs.
+    func catchUp() throws {
+        while true {
+            let done = try environment.write { txn -> Bool in
+                let head = try databases.head(in: txn).position
+                let lagging = try laggingProjections(in: txn, head: head, resetChanged: true)
+                guard let from = lagging.map(\.from).min() else { return true }
+                let through = min(head, from + UInt64(options.catchUpChunk) - 1)
+                try apply(from: from, through: through, lagging: lagging, in: txn)
+                return through == head
+            }
+            if done { return }
+        }
+    }
+
+    /// Inside a write, before new events: a projection that another writer
+    /// left behind (an older build, say) catches up first.
+    private func catchUpInPlace(in txn: WriteTransaction, head: Position) throws {
+        let lagging = try laggingProjections(in: txn, head: head, resetChanged: true)
+        guard let from = lagging.map(\.from).min() else { return }
+        try apply(from: from, through: head, lagging: lagging, in: txn)
+    }
+
+    private func laggingProjections(in txn: WriteTransaction, head: Position,
+                                    resetChanged: Bool) throws -> [(projection: any Projection, from: Position)] {
+        var lagging: [(projection: any Projection, from: Position)] = []
+        for projection in views.all {
+            var checkpoint = try databases.checkpoint(of: projection.name, in: txn)
+            if let stored = checkpoint, stored.version != projection.version {
+                options.logger.notice("rebuilding projection from position 1", metadata: [
+                    "projection": "\(projection.name)", "stored version": "\(stored.version)", "version": "\(projection.version)"])
+                try clear(projection, in: txn)
+                checkpoint = nil
+                try databases.setCheckpoint(Checkpoint(position: 0, version: projection.version), of: projection.name, in: txn)
+            } else if checkpoint == nil {
+                try databases.setCheckpoint(Checkpoint(position: 0, version: projection.version), of: projection.name, in: txn)
+            }
+            let position = checkpoint?.position ?? 0
+            if position < head { lagging.append((projection, position + 1)) }
+        }
+        return lagging
+    }
+
+    private func clear(_ projection: any Projection, in txn: WriteTransaction) throws {
+        for name in projection.databaseNames {
+            let db: Database<[UInt8], [UInt8]> = try txn.createDatabase(name)
+            try db.removeAll(in: txn)
+        }
+    }
+
+    /// Applies positions `from...through` to the lagging projections, each
+    /// from its own checkpoint on, and moves their checkpoints.
+    private func apply(from: Position, through: Position, lagging: [(projection: any Projection, from: Position)],
+                       in txn: WriteTransaction) throws {
+        let writers = try lagging.map { (try $0.projection.makeWriter(in: txn), $0.from) }
+        let cursor = try databases.log.cursor(in: txn)
+        var entry = try from.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
+        var expected = from
+        while let (key, value) = entry {
+            let position = try UInt64.decode(lmdbBytes: key)
+            if position > through { break }
+            guard position == expected else {
+                throw EventLogError(.corrupt, operation: "catch up", "position \(expected) is missing from the log", position: expected)
+            }
+            let view = RecordLayout.View(bytes: value)
+            guard view.isWellFormed else {
+                throw EventLogError(.corrupt, operation: "catch up", "the record is malformed", position: position)
+            }
+            let event = view.event(at: position)
+            for (writer, start) in writers where position >= start { try writer.apply(event) }
+            expected += 1
+            entry = try cursor.nextBytes()
+        }
+        for (writer, _) in writers { try writer.finish() }
+        for (projection, _) in lagging {
+            try databases.setCheckpoint(Checkpoint(position: through, version: projection.version), of: projection.name, in: txn)
+        }
+        options.logger.debug("projections caught up", metadata: ["through": "\(through)", "count": "\(lagging.count)"])
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` in a read transaction: a consistent view of the log and
+    /// every projection as of one commit.
+    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        try environment.read(body)
+    }
+
+    /// The last position in the log; 0 when it is empty.
+    public func head() throws -> Position {
+        try read { try databases.head(in: $0).position }
+    }
+
+    /// The last position in the log as `txn` sees it.
+    public func head(in txn: ReadTransaction) throws -> Position {
+        try databases.head(in: txn).position
+    }
+
+    /// The event at `position`, or nil past the head.
+    public func event(at position: Position) throws -> RecordedEvent? {
+        try read { txn in try event(at: position, in: txn) }
+    }
+
+    /// The event at `position` as `txn` sees the log.
+    public func event(at position: Position, in txn: ReadTransaction) throws -> RecordedEvent? {
+        try databases.log.withValue(forKey: position, in: txn) { bytes in
+            let view = RecordLayout.View(bytes: bytes)
+            guard view.isWellFormed else {
+                throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: position)
+            }
+            return view.event(at: position)
+        }
+    }
+
+    /// Up to `limit` events from `position` on, in order, from one read transaction.
+    public func events(from position: Position = 1, limit: Int = .max) throws -> [RecordedEvent] {
+        var result: [RecordedEvent] = []
+        try forEachEvent(from: position) { event in
+            result.append(event)
+            return result.count < limit
+        }
+        return result
+    }
+
+    /// Calls `body` with each event from `position` through `through` (the
+    /// head when nil), in order, until it returns false. The log is read in
+    /// chunks of short read transactions; the end is fixed when the call
+    /// starts, so events appended meanwhile are not included.
+    /// - Returns: the last position passed to `body`.
+    @discardableResult
+    public func forEachEvent(from position: Position = 1, through: Position? = nil, chunk: Int = 4096,
+                             _ body: (RecordedEvent) throws -> Bool) throws -> Position {
+        let end = try through ?? head()
+        var next = max(position, 1)
+        var last: Position = next - 1
+        while next <= end {
+            var keepGoing = true
+            try read { txn in
+                let cursor = try databases.log.cursor(in: txn)
+                var entry = try next.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
+                var count = 0
+                while let (key, value) = entry, count < chunk {
+                    let p = try UInt64.decode(lmdbBytes: key)
+                    if p > end { break }
+                    guard p == next else {
+                        throw EventLogError(.corrupt, operation: "read", "position \(next) is missing from the log", position: next)
+                    }
+                    let view = RecordLayout.View(bytes: value)
+                    guard view.isWellFormed else {
+                        throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
+                    }
+                    last = p
+                    next = p + 1
+                    count += 1
+                    if !(try body(view.event(at: p))) { keepGoing = false; return }
+                    entry = try cursor.nextBytes()
+                }
+                if count == 0 { next = end + 1 }
+            }
+            if !keepGoing { break }
+        }
+        return last
+    }
+
+    /// The checkpoint of projection `name`.
+    public func checkpoint(of name: String) throws -> Checkpoint? {
+        try read { try databases.checkpoint(of: name, in: $0) }
+    }
+}

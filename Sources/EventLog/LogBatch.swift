@@ -1,0 +1,83 @@
+import Foundation
+import LMDB
+
+/// The write side of one ``EventStore/write(_:_:)``: appends events to the
+/// log and applies them to every projection, in the writer's transaction.
+///
+/// ```swift
+/// try store.write { batch in
+///     let state = try store.views.orders.status(of: "o1", in: batch.transaction)  // validate…
+///     try batch.append(NewEvent(type: "order.shipped", schemaVersion: 1, payload: bytes))
+/// }
+/// ```
+///
+/// Reads through ``transaction`` see every event appended so far in this
+/// batch, already applied by the projections that write as they go.
+public final class LogBatch {
+    /// The write transaction: for reading projection state while validating.
+    public let transaction: WriteTransaction
+    /// The last position in the log, including this batch's appends.
+    public private(set) var head: Position
+    /// The first position this batch appended, if any.
+    public private(set) var firstAppended: Position?
+    private var link: [UInt8]
+    private let databases: LogDatabases
+    private let writers: [any ProjectionWriter]
+    private let clock: @Sendable () -> Date
+
+    init(transaction: WriteTransaction, databases: LogDatabases, projections: [any Projection],
+         clock: @escaping @Sendable () -> Date) throws {
+        self.transaction = transaction
+        self.databases = databases
+        self.clock = clock
+        (head, link) = try databases.head(in: transaction)
+        writers = try projections.map { try $0.makeWriter(in: transaction) }
+    }
+
+    /// The positions appended by this batch.
+    public var appended: ClosedRange<Position>? { firstAppended.map { $0...head } }
+
+    /// Appends one event at the next position (`mdb_put` with `MDB_APPEND`)
+    /// and applies it to every projection.
+    @discardableResult
+    public func append(_ event: NewEvent) throws -> RecordedEvent {
+        let typeLength = event.type.utf8.count
+        guard typeLength > 0, typeLength <= RecordLayout.maxTypeLength else {
+            throw EventLogError(.invalidArgument, operation: "append",
+                                "event type \"\(event.type)\" is \(typeLength) UTF-8 bytes; allowed: 1 to \(RecordLayout.maxTypeLength)")
+        }
+        guard event.payload.count < Int(UInt32.max) else {
+            throw EventLogError(.invalidArgument, operation: "append", "payload of \(event.payload.count) bytes exceeds 4 GiB")
+        }
+        let position = head + 1
+        let micros = (event.at ?? clock()).microsecondsSince1970
+        let size = RecordLayout.size(typeLength: typeLength, payloadLength: event.payload.count)
+        var newLink: [UInt8] = []
+        var type = event.type
+        try type.withUTF8 { typeBytes in
+            try event.payload.withUnsafeBytes { payload in
+                try link.withUnsafeBytes { previous in
+                    try databases.log.put(reserving: size, forKey: position, flags: .append, in: transaction) { out in
+                        newLink = RecordLayout.encode(
+                            into: out, position: position, type: UnsafeRawBufferPointer(typeBytes),
+                            schemaVersion: event.schemaVersion, micros: micros, payload: payload, previousLink: previous)
+                    }
+                }
+            }
+        }
+        head = position
+        link = newLink
+        if firstAppended == nil { firstAppended = position }
+        let recorded = RecordedEvent(
+            position: position, type: event.type, schemaVersion: event.schemaVersion,
+            appendedAt: Date(microsecondsSince1970: micros), appendedAtMicroseconds: micros,
+            payload: event.payload, payloadDigest: [], link: newLink, isRedacted: false)
+        for writer in writers { try writer.apply(recorded) }
+        return recorded
+    }
+
+    /// Lets every projection write what it held back; called once, before commit.
+    func finish() throws {
+        for writer in writers { try writer.finish() }
+    }
+}

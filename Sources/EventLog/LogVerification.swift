@@ -1,0 +1,177 @@
+import Crypto
+import Foundation
+import LMDB
+
+/// What ``EventStore/verify(payloadCheck:progress:)`` found.
+public struct LogVerification: Sendable, Equatable {
+    /// Records checked, from position 1.
+    public var recordsChecked: UInt64
+    /// Bytes of records read.
+    public var bytesChecked: UInt64
+    /// The head at the start of the walk.
+    public var head: Position
+    /// The first thing wrong, or nil when the log is sound.
+    public var firstProblem: LogProblem?
+
+    public var isValid: Bool { firstProblem == nil }
+}
+
+/// The first bad position of a log and why it is bad.
+public struct LogProblem: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// The record's CRC-32C does not match its bytes.
+        case checksumMismatch
+        /// The payload does not hash to the digest the record keeps.
+        case payloadDigestMismatch
+        /// The record's link does not follow from its predecessor's.
+        case chainBreak
+        /// A position is missing: the next record has a higher one.
+        case gap
+        /// The record's length fields do not fit its bytes, or its format is unknown.
+        case malformedRecord
+        /// The payload does not decode as its type's schema.
+        case undecodablePayload
+        /// The log ends before (or after) the head the store recorded at its last commit.
+        case truncated
+        /// A projection's checkpoint is past the head.
+        case checkpointAhead
+    }
+
+    public var position: Position
+    public var kind: Kind
+    public var detail: String
+
+    public var description: String { "position \(position): \(kind.rawValue): \(detail)" }
+}
+
+/// Progress of a long walk, for a terminal.
+public struct WalkProgress: Sendable {
+    public var position: Position
+    public var end: Position
+    public var bytes: UInt64
+}
+
+extension EventStore {
+    /// Walks the whole log and checks, record by record: the key is the next
+    /// position (no gap), the record is well formed, its CRC-32C, its payload
+    /// digest (unless redacted), its link of the hash chain, and, through
+    /// `payloadCheck`, that the payload decodes. Then that the log ends where
+    /// the store's recorded head says, and that no checkpoint is past it.
+    ///
+    /// Reads in short read transactions up to the head it found at the start,
+    /// so it runs beside writers.
+    ///
+    /// ```swift
+    /// let report = try store.verify()
+    /// if let problem = report.firstProblem { print(problem) }  // "position 17: chainBreak: …"
+    /// ```
+    public func verify(payloadCheck: ((RecordedEvent) throws -> Void)? = nil,
+                       progress: ((WalkProgress) -> Void)? = nil) throws -> LogVerification {
+        let (end, recorded) = try read { txn in
+            (try databases.head(in: txn), try databases.recordedHead(in: txn))
+        }
+        var report = LogVerification(recordsChecked: 0, bytesChecked: 0, head: end.position, firstProblem: nil)
+        var link = RecordLayout.zeroLink
+        var next: Position = 1
+        let chunk = 8192
+        walk: while next <= end.position {
+            let problem: LogProblem? = try read { txn in
+                let cursor = try databases.log.cursor(in: txn)
+                var entry = try next.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
+                var count = 0
+                while let (key, value) = entry, count < chunk {
+                    let position = (try? UInt64.decode(lmdbBytes: key)) ?? 0
+                    if position > end.position && next > end.position { return nil }
+                    if position != next {
+                        return LogProblem(position: next, kind: .gap,
+                                          detail: "expected position \(next), the next record is at \(position)")
+                    }
+                    if let problem = check(RecordLayout.View(bytes: value), at: position, previousLink: &link,
+                                           payloadCheck: payloadCheck) {
+                        return problem
+                    }
+                    report.recordsChecked += 1
+                    report.bytesChecked += UInt64(value.count)
+                    next += 1
+                    count += 1
+                    entry = try cursor.nextBytes()
+                }
+                if entry == nil && next <= end.position {
+                    return LogProblem(position: next, kind: .gap, detail: "the log ends at \(next - 1)")
+                }
+                return nil
+            }
+            if let problem {
+                report.firstProblem = problem
+                break walk
+            }
+            progress?(WalkProgress(position: next - 1, end: end.position, bytes: report.bytesChecked))
+        }
+        if report.firstProblem == nil {
+            report.firstProblem = try checkHead(end: end, recorded: recorded)
+        }
+        return report
+    }
+
+    private func check(_ view: RecordLayout.View, at position: Position, previousLink: inout [UInt8],
+                       payloadCheck: ((RecordedEvent) throws -> Void)?) -> LogProblem? {
+        guard view.isWellFormed else {
+            return LogProblem(position: position, kind: .malformedRecord,
+                              detail: "\(view.bytes.count) bytes do not hold a format-\(RecordLayout.format) record")
+        }
+        let stored = view.storedChecksum, computed = view.computedChecksum
+        guard stored == computed else {
+            return LogProblem(position: position, kind: .checksumMismatch,
+                              detail: "stored CRC-32C \(hex(stored)), computed \(hex(computed))")
+        }
+        if !view.isRedacted {
+            let digest = SHA256.hash(data: view.payload)
+            guard digest.elementsEqual(view.payloadDigest) else {
+                return LogProblem(position: position, kind: .payloadDigestMismatch,
+                                  detail: "the payload does not hash to the stored SHA-256")
+            }
+        }
+        let link = previousLink.withUnsafeBytes { previous in
+            RecordLayout.link(previous: previous, position: position, schemaVersion: view.schemaVersion,
+                              micros: view.micros, payloadDigest: view.payloadDigest, type: view.type)
+        }
+        guard link.elementsEqual(view.link) else {
+            return LogProblem(position: position, kind: .chainBreak,
+                              detail: "the record's link does not follow from position \(position - 1)'s: the record was altered, moved or its predecessor replaced")
+        }
+        previousLink = Array(link)
+        if let payloadCheck, !view.isRedacted {
+            let event = view.event(at: position)
+            do { try payloadCheck(event) } catch {
+                return LogProblem(position: position, kind: .undecodablePayload, detail: "\(event.type) v\(event.schemaVersion): \(error)")
+            }
+        }
+        return nil
+    }
+
+    private func checkHead(end: (position: Position, link: [UInt8]), recorded: (position: Position, link: [UInt8])?) throws -> LogProblem? {
+        if let recorded, recorded.position != end.position || recorded.link != end.link {
+            return LogProblem(position: min(recorded.position, end.position) + 1, kind: .truncated,
+                              detail: "the store recorded its head at \(recorded.position); the log ends at \(end.position)")
+        }
+        if recorded == nil && end.position > 0 {
+            return LogProblem(position: 1, kind: .truncated, detail: "the store's recorded head is missing")
+        }
+        // Checkpoints and head from one transaction: writers may have moved both since the walk began.
+        return try read { txn in
+            let head = try databases.head(in: txn).position
+            for projection in views.all {
+                if let checkpoint = try databases.checkpoint(of: projection.name, in: txn), checkpoint.position > head {
+                    return LogProblem(position: head + 1, kind: .checkpointAhead,
+                                      detail: "projection \(projection.name) claims position \(checkpoint.position), past the head \(head)")
+                }
+            }
+            return nil
+        }
+    }
+
+    private func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
+    }
+}

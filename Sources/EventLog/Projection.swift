@@ -1,0 +1,82 @@
+import LMDB
+
+/// A view built from the log: a pure function of its own state and each
+/// event, applied inside the writer's transaction.
+///
+/// A projection owns named databases (``databaseNames``): a rebuild empties
+/// them and applies the log again, a snapshot copies them. It must not read
+/// the clock, draw random numbers or depend on hash order: a rebuild must
+/// reproduce its databases byte for byte. Time enters only through
+/// ``RecordedEvent/appendedAt`` or an event's own fields.
+///
+/// ```swift
+/// struct EventCount: Projection {
+///     let counts: Database<String, UInt64>
+///     var name: String { "eventCount" }
+///     var version: UInt32 { 1 }
+///     var databaseNames: [String] { ["eventCount"] }
+///     init(openingIn txn: WriteTransaction) throws {
+///         counts = try txn.createDatabase("eventCount")
+///     }
+///     func makeWriter(in txn: WriteTransaction) -> any ProjectionWriter {
+///         ClosureProjectionWriter { event in
+///             let n = try counts.get(event.type, in: txn) ?? 0
+///             try counts.put(n + 1, forKey: event.type, in: txn)
+///         }
+///     }
+/// }
+/// ```
+public protocol Projection: Sendable {
+    /// Stable name; the key of its checkpoint.
+    var name: String { get }
+    /// Bumped whenever what the projection writes changes; a store whose
+    /// checkpoint has another version rebuilds this projection on open, and
+    /// snapshots of another version are ignored.
+    var version: UInt32 { get }
+    /// The named databases it owns, all of them.
+    var databaseNames: [String] { get }
+    /// A writer for one write transaction. Events of the transaction go to
+    /// its ``ProjectionWriter/apply(_:)`` in order, then ``ProjectionWriter/finish()``
+    /// runs once before the commit.
+    func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter
+}
+
+/// Applies the events of one transaction to one projection. It may keep
+/// state in memory across the events (to write each key once) as long as
+/// ``finish()`` writes it.
+public protocol ProjectionWriter: AnyObject {
+    func apply(_ event: RecordedEvent) throws
+    func finish() throws
+}
+
+extension ProjectionWriter {
+    public func finish() throws {}
+}
+
+/// A ``ProjectionWriter`` made of a closure, for projections that write as
+/// they go.
+public final class ClosureProjectionWriter: ProjectionWriter {
+    let body: (RecordedEvent) throws -> Void
+    public init(_ body: @escaping (RecordedEvent) throws -> Void) { self.body = body }
+    public func apply(_ event: RecordedEvent) throws { try body(event) }
+}
+
+/// The projections of a store, opened together in one environment. A store
+/// is typed by its set, so callers reach their views with their own types:
+///
+/// ```swift
+/// struct Views: ProjectionSet {
+///     let count: EventCount
+///     init(openingIn txn: WriteTransaction) throws { count = try EventCount(openingIn: txn) }
+///     var all: [any Projection] { [count] }
+/// }
+/// let store = try EventStore<Views>(path: dir)
+/// let n = try store.read { txn in try store.views.count.counts.get("order.placed", in: txn) }
+/// ```
+///
+/// The engine opens a set again in another environment to rebuild there
+/// (replay, verification), so `init` must only open databases.
+public protocol ProjectionSet: Sendable {
+    init(openingIn txn: WriteTransaction) throws
+    var all: [any Projection] { get }
+}

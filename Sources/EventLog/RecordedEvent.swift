@@ -1,0 +1,65 @@
+import Foundation
+
+/// A position in the log: 1 for the first record, gapless, assigned in
+/// commit order under LMDB's single writer lock. Stored as the record's key,
+/// eight bytes big-endian.
+public typealias Position = UInt64
+
+/// An event as the log holds it, read back or just appended.
+///
+/// ```swift
+/// for event in try store.events(from: 1, limit: 10) {
+///     print(event.position, event.type, event.schemaVersion, event.appendedAt)
+/// }
+/// ```
+public struct RecordedEvent: Sendable, Equatable {
+    public var position: Position
+    /// The event type, e.g. `"activity.becameCurrent"`.
+    public var type: String
+    /// The version of the payload's schema for this type.
+    public var schemaVersion: UInt32
+    /// When it was appended: the clock at append, or the time the command
+    /// stated. Stored in whole microseconds since 1970 (UTC).
+    public var appendedAt: Date
+    /// Microseconds since 1970-01-01T00:00:00Z, as stored.
+    public var appendedAtMicroseconds: Int64
+    /// The encoded payload (Protocol Buffers for this project's events);
+    /// empty when redacted.
+    public var payload: [UInt8]
+    /// SHA-256 of the payload as written, kept when the payload is redacted.
+    public var payloadDigest: [UInt8]
+    /// This record's link of the hash chain (see `Docs/LogFormat.md`).
+    public var link: [UInt8]
+    public var isRedacted: Bool
+}
+
+/// An event to append: its type, schema version and encoded payload.
+///
+/// ```swift
+/// let event = NewEvent(type: "order.placed", schemaVersion: 1, payload: try message.serializedBytes())
+/// ```
+public struct NewEvent: Sendable, Equatable {
+    public var type: String
+    public var schemaVersion: UInt32
+    public var payload: [UInt8]
+    /// The time to record; nil records the store's clock at append.
+    public var at: Date?
+
+    public init(type: String, schemaVersion: UInt32, payload: [UInt8], at: Date? = nil) {
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.payload = payload
+        self.at = at
+    }
+}
+
+extension Date {
+    /// Whole microseconds since 1970, rounded toward negative infinity.
+    var microsecondsSince1970: Int64 {
+        Int64((timeIntervalSince1970 * 1_000_000).rounded(.down))
+    }
+
+    init(microsecondsSince1970 micros: Int64) {
+        self.init(timeIntervalSince1970: Double(micros) / 1_000_000)
+    }
+}

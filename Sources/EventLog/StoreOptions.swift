@@ -1,0 +1,72 @@
+import Foundation
+import LMDB
+import Logging
+
+/// How an ``EventStore`` opens and writes.
+///
+/// ```swift
+/// var options = StoreOptions()
+/// options.durability = .noMetaSync
+/// let store = try EventStore<Views>(path: "/var/lib/app/events", options: options)
+/// ```
+public struct StoreOptions: Sendable {
+    /// What a commit waits for; see ``LMDB/Durability``.
+    public var durability: Durability = .durable
+    /// The map's first size; it grows by itself.
+    public var initialMapSize: Int = 64 << 20
+    /// Reader slots; raise it for many reading processes or threads.
+    public var maxReaders: UInt32 = 1024
+    /// Create the store when the directory holds none; when false, opening a
+    /// missing store throws ``EventLogError/Code/storeMissing``.
+    public var createIfMissing = true
+    /// The clock that stamps events appended without a time of their own.
+    /// Projections never read it.
+    public var clock: @Sendable () -> Date = { Date() }
+    /// How many concurrent writers' batches may share one transaction (and
+    /// one fsync). 1 turns group commit off.
+    public var maxGroupCommit = 64
+    /// Events per transaction while a projection catches up on open.
+    public var catchUpChunk = 10_000
+    public var logger = Logger(label: "eventlog")
+
+    public init() {}
+
+    var environmentOptions: EnvironmentOptions {
+        var options = EnvironmentOptions()
+        options.durability = durability
+        options.mapSize = initialMapSize
+        options.maxReaders = maxReaders
+        options.maxDatabases = 128
+        return options
+    }
+}
+
+/// What an append may require of the log, stated by the caller.
+public struct WriteOptions: Sendable, Equatable {
+    /// The head position the caller expects; when another writer moved it,
+    /// the write throws ``EventLogError/Code/headMismatch`` and appends nothing.
+    public var expectedHead: Position?
+    /// A key naming this write; a write retried with the same key (after a
+    /// timeout, say) appends nothing and returns the first write's positions.
+    /// At most 256 UTF-8 bytes.
+    public var idempotencyKey: String?
+
+    public init(expectedHead: Position? = nil, idempotencyKey: String? = nil) {
+        self.expectedHead = expectedHead
+        self.idempotencyKey = idempotencyKey
+    }
+}
+
+/// The outcome of a write.
+public struct WriteReceipt<Value> {
+    /// What the write's closure returned; nil when the write was a retry of
+    /// an earlier one with the same idempotency key (the closure did not run).
+    public var value: Value?
+    /// The positions appended, by this write or by the earlier one it
+    /// retried; nil when none were.
+    public var positions: ClosedRange<Position>?
+    /// True when an earlier write with the same idempotency key was found.
+    public var isRetry: Bool
+}
+
+extension WriteReceipt: Sendable where Value: Sendable {}

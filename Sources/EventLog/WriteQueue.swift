@@ -1,0 +1,53 @@
+import Foundation
+import LMDB
+
+/// Group commit: writers that arrive while a transaction is being written
+/// wait, and the next transaction carries all of them (up to a limit), so
+/// they share one commit and one fsync instead of paying one each.
+///
+/// The first waiting writer becomes the leader and runs the whole group's
+/// closures on its own thread while the others block, as `DispatchQueue.sync`
+/// does; when its own request is done it hands leadership on.
+final class WriteQueue: @unchecked Sendable {
+    /// One writer's closure and outcome. `@unchecked Sendable`: the leader
+    /// thread runs `perform` while the submitting thread is blocked in
+    /// ``submit(_:execute:)``, and `condition` orders every access.
+    final class Request: @unchecked Sendable {
+        let perform: (WriteTransaction) throws -> Void
+        var error: (any Error)?
+        var done = false
+
+        init(_ perform: @escaping (WriteTransaction) throws -> Void) { self.perform = perform }
+    }
+
+    private let condition = NSCondition()
+    private var pending: [Request] = []
+    private var leaderActive = false
+    let maxGroup: Int
+
+    init(maxGroup: Int) { self.maxGroup = max(1, maxGroup) }
+
+    /// Queues `request` and returns when it is done; `execute` writes one
+    /// group in one transaction and sets each request's `error`.
+    func submit(_ request: Request, execute: ([Request]) -> Void) {
+        condition.lock()
+        pending.append(request)
+        while !request.done && leaderActive { condition.wait() }
+        if request.done {
+            condition.unlock()
+            return
+        }
+        leaderActive = true
+        while !request.done {
+            let group = Array(pending.prefix(maxGroup))
+            pending.removeFirst(group.count)
+            condition.unlock()
+            execute(group)
+            condition.lock()
+            for member in group { member.done = true }
+        }
+        leaderActive = false
+        condition.broadcast()
+        condition.unlock()
+    }
+}
