@@ -87,10 +87,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Appends and reads synthetic events from a separate process: the
+        // engine's crash and multi-process tests, and the raw append benchmark.
+        .executableTarget(
+            name: "SyntheticAppender",
+            dependencies: [
+                "EventLog",
+                "LMDB",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "CLMDB"], swiftSettings: strict),
         .testTarget(
             name: "EventLogTests",
-            dependencies: ["EventLog", "LMDB", "CLMDB"],
+            dependencies: ["EventLog", "LMDB", "CLMDB", "SyntheticAppender"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

@@ -67,4 +67,9 @@ struct LogDatabases: Sendable {
 public struct Checkpoint: Sendable, Equatable {
     public var position: Position
     public var version: UInt32
+
+    public init(position: Position, version: UInt32) {
+        self.position = position
+        self.version = version
+    }
 }

@@ -1,0 +1,129 @@
+import ArgumentParser
+import EventLog
+import Foundation
+import LMDB
+
+/// Appends and reads synthetic events from its own process, so tests can kill
+/// a writer mid-batch, run two writers at once, read from another process,
+/// and measure raw append throughput.
+@main
+struct SyntheticAppender: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Append or read synthetic events (engine tests and the append benchmark).",
+        subcommands: [Append.self, Read.self, Bench.self])
+}
+
+struct StoreArguments: ParsableArguments {
+    @Option(help: "The store directory.") var store: String
+    @Option(help: "durable, noMetaSync or noSync.") var durability: String = "durable"
+    @Option(help: "The map's first size in bytes.") var mapSize: Int = 64 << 20
+
+    func open() throws -> EventStore<SyntheticViews> {
+        var options = StoreOptions()
+        guard let durability = Durability(rawValue: durability) else {
+            throw ValidationError("--durability must be durable, noMetaSync or noSync, not \(durability)")
+        }
+        options.durability = durability
+        options.initialMapSize = mapSize
+        return try EventStore<SyntheticViews>(path: store, options: options)
+    }
+}
+
+extension SyntheticAppender {
+    struct Append: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Append batches; print `committed BATCH LAST` after each commit.")
+        @OptionGroup var storeArguments: StoreArguments
+        @Option var writer: UInt64 = 1
+        @Option var batches: Int = 100
+        @Option var batchSize: Int = 10
+        @Option var payloadBytes: Int = 300
+
+        func run() throws {
+            let store = try storeArguments.open()
+            // Resume this writer's sequence where its committed events end.
+            var sequence = try store.read { txn in try store.views.progress.counts.get(writer, in: txn) } ?? 0
+            for batch in 0..<batches {
+                let events = (0..<batchSize).map { i in
+                    NewEvent(type: SyntheticEvent.type, schemaVersion: 1,
+                             payload: SyntheticEvent.payload(writer: writer, sequence: sequence + UInt64(i), size: payloadBytes))
+                }
+                let receipt = try store.append(events)
+                sequence += UInt64(batchSize)
+                // Unbuffered, so a parent that kills us knows what committed.
+                FileHandle.standardOutput.write(Data("committed \(batch) \(receipt.positions!.upperBound)\n".utf8))
+            }
+        }
+    }
+
+    struct Read: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Read the whole log repeatedly; exit 1 unless every read is a consistent prefix.")
+        @OptionGroup var storeArguments: StoreArguments
+        @Option var batchSize: Int = 10
+        @Option var seconds: Double = 2
+
+        func run() throws {
+            let store = try storeArguments.open()
+            let deadline = Date().addingTimeInterval(seconds)
+            var reads = 0
+            repeat {
+                if let problem = try ConsistentPrefix.check(store, batchSize: batchSize) {
+                    print("inconsistent: \(problem)")
+                    throw ExitCode(1)
+                }
+                reads += 1
+            } while Date() < deadline
+            print("consistent reads: \(reads)")
+        }
+    }
+
+    struct Bench: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Append COUNT events in batches and print events/s as JSON.")
+        @OptionGroup var storeArguments: StoreArguments
+        @Option var batchSize: Int = 500
+        @Option var count: Int = 100_000
+        @Option var payloadBytes: Int = 300
+
+        func run() throws {
+            let store = try storeArguments.open()
+            let payload = SyntheticEvent.payload(writer: 1, sequence: 0, size: payloadBytes)
+            let batch = [NewEvent](repeating: NewEvent(type: SyntheticEvent.type, schemaVersion: 1, payload: payload),
+                                   count: batchSize)
+            let start = DispatchTime.now().uptimeNanoseconds
+            var written = 0
+            while written < count {
+                let n = min(batchSize, count - written)
+                try store.append(n == batchSize ? batch : Array(batch.prefix(n)))
+                written += n
+            }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            print("{\"batchSize\":\(batchSize),\"count\":\(count),\"durability\":\"\(storeArguments.durability)\",\"seconds\":\(seconds),\"eventsPerSecond\":\(Double(count) / seconds)}")
+        }
+    }
+}
+
+/// Checks, in one read transaction, that the log is 1…head without a gap,
+/// that each writer's events are its sequence 0, 1, 2, … in whole batches,
+/// and that the progress projection agrees with the log.
+enum ConsistentPrefix {
+    static func check(_ store: EventStore<SyntheticViews>, batchSize: Int) throws -> String? {
+        try store.read { txn in
+            let head = try store.head(in: txn)
+            var next: [UInt64: UInt64] = [:]
+            for position in stride(from: Position(1), through: head, by: 1) {
+                guard let event = try store.event(at: position, in: txn) else { return "position \(position) missing below head \(head)" }
+                guard let (writer, sequence) = SyntheticEvent.decode(event.payload) else { return "bad payload at \(position)" }
+                guard sequence == next[writer, default: 0] else {
+                    return "writer \(writer) sequence \(sequence) at \(position), expected \(next[writer, default: 0])"
+                }
+                next[writer] = sequence + 1
+            }
+            for (writer, count) in next {
+                if count % UInt64(batchSize) != 0 { return "writer \(writer) has \(count) events: a partial batch" }
+                let projected = try store.views.progress.counts.get(writer, in: txn) ?? 0
+                if projected != count { return "projection says writer \(writer) has \(projected), the log \(count)" }
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import EventLog
+import Foundation
+import LMDB
+import Testing
+
+/// A directory under the system's temporary folder, removed by `remove()`.
+struct TemporaryDirectory {
+    let path: String
+
+    init(_ label: String = "eventlog-test") {
+        path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(label)-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+    func sub(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
+}
+
+/// Counts events by type: the simplest projection that writes as it goes.
+struct TypeCounts: Projection {
+    let counts: Database<String, UInt64>
+    var name: String { "test.typeCounts" }
+    var version: UInt32
+    var databaseNames: [String] { ["test.typeCounts"] }
+
+    init(openingIn txn: WriteTransaction, version: UInt32 = 1) throws {
+        counts = try txn.createDatabase("test.typeCounts")
+        self.version = version
+    }
+
+    func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
+        ClosureProjectionWriter { event in
+            let n = try counts.get(event.type, in: txn) ?? 0
+            try counts.put(n + 1, forKey: event.type, in: txn)
+        }
+    }
+
+    func total(in txn: ReadTransaction) throws -> UInt64 {
+        let cursor = try counts.cursor(in: txn)
+        var sum: UInt64 = 0
+        var entry = try cursor.first()
+        while let (_, value) = entry {
+            sum += value
+            entry = try cursor.next()
+        }
+        return sum
+    }
+}
+
+/// Sums payload bytes, holding the sum in memory until `finish` (the shape
+/// of a projection that writes each key once per transaction).
+struct PayloadBytes: Projection {
+    let totals: Database<String, UInt64>
+    var name: String { "test.payloadBytes" }
+    var version: UInt32 { 1 }
+    var databaseNames: [String] { ["test.payloadBytes"] }
+
+    init(openingIn txn: WriteTransaction) throws { totals = try txn.createDatabase("test.payloadBytes") }
+
+    final class Writer: ProjectionWriter {
+        let projection: PayloadBytes
+        let txn: WriteTransaction
+        var pending: UInt64 = 0
+        init(_ projection: PayloadBytes, _ txn: WriteTransaction) { self.projection = projection; self.txn = txn }
+        func apply(_ event: RecordedEvent) throws { pending += UInt64(event.payload.count) }
+        func finish() throws {
+            let total = try projection.totals.get("all", in: txn) ?? 0
+            try projection.totals.put(total + pending, forKey: "all", in: txn)
+        }
+    }
+
+    func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter { Writer(self, txn) }
+
+    func total(in txn: ReadTransaction) throws -> UInt64 { try totals.get("all", in: txn) ?? 0 }
+}
+
+struct CountingViews: ProjectionSet {
+    let counts: TypeCounts
+    init(openingIn txn: WriteTransaction) throws { counts = try TypeCounts(openingIn: txn) }
+    var all: [any Projection] { [counts] }
+}
+
+struct TwoViews: ProjectionSet {
+    let counts: TypeCounts
+    let bytes: PayloadBytes
+    init(openingIn txn: WriteTransaction) throws {
+        counts = try TypeCounts(openingIn: txn)
+        bytes = try PayloadBytes(openingIn: txn)
+    }
+    var all: [any Projection] { [counts, bytes] }
+}
+
+/// The same counts projection stamped with version 2.
+struct CountingViewsV2: ProjectionSet {
+    let counts: TypeCounts
+    init(openingIn txn: WriteTransaction) throws { counts = try TypeCounts(openingIn: txn, version: 2) }
+    var all: [any Projection] { [counts] }
+}
+
+func event(_ type: String = "test.happened", _ n: Int, size: Int = 64, at: Date? = nil) -> NewEvent {
+    var payload = Array("event \(n) ".utf8)
+    while payload.count < size { payload.append(UInt8(truncatingIfNeeded: n &+ payload.count)) }
+    return NewEvent(type: type, schemaVersion: 1, payload: payload, at: at)
+}
+
+func fastOptions() -> StoreOptions {
+    var options = StoreOptions()
+    options.durability = .noSync
+    return options
+}
+
+/// Runs a built executable of this package (beside the test bundle).
+struct ChildProcess {
+    let process = Process()
+    let output = Pipe()
+
+    init(_ product: String, _ arguments: [String]) throws {
+        process.executableURL = Bundle.main.bundleURL.appendingPathComponent(product)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Waits for exit; returns the exit status and what it printed.
+    func finish() -> (status: Int32, output: String) {
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    func kill() { Foundation.kill(process.processIdentifier, SIGKILL) }
+}
