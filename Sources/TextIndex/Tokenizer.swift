@@ -1,0 +1,232 @@
+import CICU
+
+/// Splits text into words (Unicode word segmentation) and folds words into
+/// index terms.
+///
+/// ```swift
+/// var tokenizer = Tokenizer()
+/// tokenizer.words("NSUserActivityオブジェクトは、アプリの状態")
+/// // ["NSUserActivity", "オブジェクト", "は", "アプリ", "の", "状態"]
+/// tokenizer.terms("Introducción a la indexación")
+/// // ["introduccion", "a", "la", "indexacion"]
+/// Tokenizer.camelParts("MyWindowClass")   // ["My", "Window", "Class"]
+/// ```
+///
+/// - Non-ASCII text goes through ICU's word break iterator (`ubrk_open(UBRK_WORD)`
+///   in `CICU`), which segments Chinese and Japanese with its dictionaries and
+///   keeps Hindi words whole. Segments that are spaces or punctuation (rule
+///   status `UBRK_WORD_NONE`) are not words.
+/// - Pure-ASCII text takes a fast path without ICU that applies the same
+///   rules (UAX #29 restricted to ASCII, as ICU 72 implements them): letters,
+///   digits and `_` join; `.` and `'` join letters (`e.g`, `can't`) and
+///   digits (`3.14`); `,` and `;` join digits (`1,000`); `:` does not join
+///   (`game::strategy` is `game`, `strategy`). A test compares both paths.
+/// - A term is a word folded with ``TextFolding/Options/index`` and cut to
+///   ``maximumTermLength`` bytes at a character boundary (so that every
+///   LMDB key stays under 511 bytes); a word that folds to nothing is dropped.
+///
+/// Holds reusable scratch buffers: keep one per thread and reuse it.
+public struct Tokenizer {
+    /// The longest term in bytes; longer words are cut (deterministically,
+    /// at the last UTF-8 character boundary that fits).
+    public static let maximumTermLength = 255
+
+    var bounds: [Int32] = []
+    var folded: [UInt8] = []
+
+    public init() {}
+
+    // MARK: Words
+
+    /// The byte ranges of the words of UTF-8 `bytes`, in order, into
+    /// `ranges` (replacing its contents; reuse one array across calls).
+    public mutating func wordRanges(in bytes: UnsafeBufferPointer<UInt8>, into ranges: inout [Range<Int>]) {
+        ranges.removeAll(keepingCapacity: true)
+        if TextFolding.isASCII(bytes) {
+            Tokenizer.forEachASCIIWord(in: bytes) { ranges.append($0) }
+            return
+        }
+        let n = icuWords(bytes)
+        ranges.reserveCapacity(n)
+        for i in 0..<n {
+            ranges.append(Int(bounds[2 * i])..<Int(bounds[2 * i + 1]))
+        }
+    }
+
+    /// As ``wordRanges(in:into:)``, always through ICU, even for ASCII text:
+    /// what the ASCII fast path is checked against.
+    public mutating func icuWordRanges(in bytes: UnsafeBufferPointer<UInt8>, into ranges: inout [Range<Int>]) {
+        ranges.removeAll(keepingCapacity: true)
+        let n = icuWords(bytes)
+        for i in 0..<n {
+            ranges.append(Int(bounds[2 * i])..<Int(bounds[2 * i + 1]))
+        }
+    }
+
+    /// Runs ICU over `bytes`, leaving word bounds in `bounds`; returns the word count.
+    mutating func icuWords(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        // Never more words than bytes; start smaller and grow on demand.
+        var capacity = max(16, bytes.count / 3)
+        while true {
+            if bounds.count < 2 * capacity { bounds = [Int32](repeating: 0, count: 2 * capacity) }
+            let n = bounds.withUnsafeMutableBufferPointer {
+                cicu_words(bytes.baseAddress, Int32(bytes.count), $0.baseAddress, Int32(capacity))
+            }
+            if n < 0 { return 0 }
+            if Int(n) <= capacity { return Int(n) }
+            capacity = Int(n)
+        }
+    }
+
+    /// The words of `text`, unfolded.
+    public mutating func words(_ text: String) -> [String] {
+        var copy = text
+        var ranges: [Range<Int>] = []
+        return copy.withUTF8 { bytes in
+            wordRanges(in: bytes, into: &ranges)
+            return ranges.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+        }
+    }
+
+    /// The terms of `text`: its words folded for the index, in order.
+    public mutating func terms(_ text: String) -> [String] {
+        var copy = text
+        var ranges: [Range<Int>] = []
+        var result: [String] = []
+        copy.withUTF8 { bytes in
+            wordRanges(in: bytes, into: &ranges)
+            for r in ranges {
+                let term = fold(UnsafeBufferPointer(rebasing: bytes[r]))
+                if !term.isEmpty { result.append(String(decoding: term, as: UTF8.self)) }
+            }
+        }
+        return result
+    }
+
+    /// `word` folded for the index and cut to ``maximumTermLength``; the
+    /// buffer is reused by the next call.
+    mutating func fold(_ word: UnsafeBufferPointer<UInt8>, _ options: TextFolding.Options = .index) -> [UInt8] {
+        TextFolding.fold(word, options, into: &folded)
+        if folded.count > Tokenizer.maximumTermLength {
+            folded.removeLast(folded.count - Tokenizer.truncatedLength(folded, Tokenizer.maximumTermLength))
+        }
+        return folded
+    }
+
+    /// The longest prefix of UTF-8 `bytes` of at most `limit` bytes that ends
+    /// at a character boundary.
+    static func truncatedLength(_ bytes: [UInt8], _ limit: Int) -> Int {
+        guard bytes.count > limit else { return bytes.count }
+        var end = limit
+        // Step back over continuation bytes (10xxxxxx) to a scalar start.
+        while end > 0 && bytes[end] & 0xC0 == 0x80 { end -= 1 }
+        return end
+    }
+
+    // MARK: ASCII fast path
+
+    /// Word-break classes of ASCII bytes under UAX #29 as ICU applies them.
+    enum ASCIIClass: UInt8 {
+        case other, letter, digit, underscore, midNumLet, midNum
+    }
+
+    static let asciiClasses: [ASCIIClass] = (0..<128).map { (b: Int) -> ASCIIClass in
+        switch UInt8(b) {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): return .letter
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return .digit
+        case UInt8(ascii: "_"): return .underscore
+        case UInt8(ascii: "."), UInt8(ascii: "'"): return .midNumLet
+        case UInt8(ascii: ","), UInt8(ascii: ";"): return .midNum
+        default: return .other
+        }
+    }
+
+    static func forEachASCIIWord(in bytes: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) throws -> Void) rethrows {
+        let n = bytes.count
+        try asciiClasses.withUnsafeBufferPointer { classes in
+            var i = 0
+            while i < n {
+                let c0 = classes[Int(bytes[i])]
+                guard c0 == .letter || c0 == .digit || c0 == .underscore else { i += 1; continue }
+                var pos = i
+                var hasAlphanumeric = c0 != .underscore
+                while pos + 1 < n {
+                    let c = classes[Int(bytes[pos])]
+                    let d = classes[Int(bytes[pos + 1])]
+                    if d == .letter || d == .digit || d == .underscore {
+                        // WB5, WB8-10, WB13a/b: letters, digits and `_` join.
+                        pos += 1
+                        if d != .underscore { hasAlphanumeric = true }
+                        continue
+                    }
+                    if (d == .midNumLet || d == .midNum) && pos + 2 < n {
+                        let e = classes[Int(bytes[pos + 2])]
+                        // WB6/7: letter (. or ') letter; WB11/12: digit (. ' , ;) digit.
+                        if (c == .letter && e == .letter && d == .midNumLet) || (c == .digit && e == .digit) {
+                            pos += 2
+                            continue
+                        }
+                    }
+                    break
+                }
+                // A run of `_` alone is not a word (ICU gives it no word status).
+                if hasAlphanumeric { try body(i..<(pos + 1)) }
+                i = pos + 1
+            }
+        }
+    }
+
+    // MARK: Case changes
+
+    /// The parts of `word` split where a lowercase letter is followed by an
+    /// uppercase one (`MyWindowClass` → `My`, `Window`, `Class`;
+    /// `NSUserActivity` → `NSUser`, `Activity`), as byte ranges; one range
+    /// when there is no such change.
+    static func camelParts(_ word: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
+        var parts: [Range<Int>] = []
+        var start = 0
+        if TextFolding.isASCII(word) {
+            var i = 1
+            while i < word.count {
+                let a = word[i - 1], b = word[i]
+                if a &- 0x61 < 26 && b &- 0x41 < 26 {
+                    parts.append(start..<i)
+                    start = i
+                }
+                i += 1
+            }
+        } else {
+            var previousIsLower = false
+            var offset = 0
+            var iterator = word.makeIterator()
+            var decoder = UTF8()
+            loop: while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue(let s):
+                    let isUpper = s.properties.isUppercase
+                    if previousIsLower && isUpper && offset > start {
+                        parts.append(start..<offset)
+                        start = offset
+                    }
+                    previousIsLower = s.properties.isLowercase
+                    offset += UTF8.width(s)
+                case .error:
+                    previousIsLower = false
+                    offset += 1
+                case .emptyInput:
+                    break loop
+                }
+            }
+        }
+        parts.append(start..<word.count)
+        return parts
+    }
+
+    /// The parts of `word` split at lowercase-to-uppercase changes.
+    public static func camelParts(_ word: String) -> [String] {
+        var copy = word
+        return copy.withUTF8 { bytes in
+            camelParts(bytes).map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import TextIndex
+
+@Suite("Tokenizer and folding")
+struct TokenizerTests {
+    @Test func japaneseIsSegmentedWithTheDictionary() {
+        var t = Tokenizer()
+        #expect(t.words("NSUserActivityオブジェクトは、あなたのアプリの状態")
+            == ["NSUserActivity", "オブジェクト", "は", "あなた", "の", "アプリ", "の", "状態"])
+    }
+
+    @Test func chineseIsSegmentedWithTheDictionary() {
+        var t = Tokenizer()
+        #expect(t.words("核心区别 Core Spotlight") == ["核心", "区别", "Core", "Spotlight"])
+    }
+
+    @Test func hindiWordsStayWhole() {
+        var t = Tokenizer()
+        #expect(t.words("गतिविधि के प्रकार") == ["गतिविधि", "के", "प्रकार"])
+    }
+
+    @Test func asciiRulesFollowUAX29() {
+        var t = Tokenizer()
+        #expect(t.words("game::strategy e.g. can't 3.14 1,000 foo_bar _ a.1 v1.2.3 foo--bar")
+            == ["game", "strategy", "e.g", "can't", "3.14", "1,000", "foo_bar", "a", "1", "v1.2.3", "foo", "bar"])
+    }
+
+    @Test func foldingCaseDiacriticsAndCompatibility() {
+        #expect(TextFolding.fold("Introducción", .index) == "introduccion")
+        #expect(TextFolding.fold("Indexación", .index) == "indexacion")
+        #expect(TextFolding.fold("GRÜßEN", .case) == "grüssen")
+        #expect(TextFolding.fold("ﬁle Ⅻ", .case) == "file xii")
+        #expect(TextFolding.fold("Crème", .diacritics) == "Creme")
+        #expect(TextFolding.fold("e\u{301}") == "\u{e9}")
+        #expect(TextFolding.fold("HeLLo", .case) == "hello")
+    }
+
+    @Test func termsAreFoldedWords() {
+        var t = Tokenizer()
+        #expect(t.terms("Introducción a la INDEXACIÓN") == ["introduccion", "a", "la", "indexacion"])
+    }
+
+    @Test func longWordsAreCutAtACharacterBoundary() {
+        var t = Tokenizer()
+        let long = String(repeating: "é", count: 200)  // 400 bytes
+        let term = t.terms(long)[0]
+        #expect(term.utf8.count <= Tokenizer.maximumTermLength)
+        #expect(term == String(repeating: "e", count: 200))
+        let longer = String(repeating: "ж", count: 200)  // 400 bytes, 2 each, folds to itself
+        let cut = t.terms(longer)[0]
+        #expect(cut.utf8.count == 254)
+    }
+
+    @Test func camelCaseParts() {
+        #expect(Tokenizer.camelParts("MyWindowClass") == ["My", "Window", "Class"])
+        #expect(Tokenizer.camelParts("NSUserActivity") == ["NSUser", "Activity"])
+        #expect(Tokenizer.camelParts("plain") == ["plain"])
+        #expect(Tokenizer.camelParts("éÉtude") == ["é", "Étude"])
+    }
+
+    /// The ASCII fast path must split exactly as ICU does: every ASCII field
+    /// of the first part of the corpus is compared.
+    @Test func asciiFastPathAgreesWithICU() throws {
+        var t = Tokenizer()
+        var fast: [Range<Int>] = []
+        var icu: [Range<Int>] = []
+        var samples = [
+            "0 A.D. (pronounced \"zero ey-dee\") is a free, open-source, cross-platform",
+            "x's 'quoted' ..a.. 1.2.3. a1.b2 __init__ C++ c# foo@bar.com http://x.org/a_b?c=1,2;3",
+            "3,5;7 a;b 1;a a'1 1'2 'a '1 _1 1_ a__ 1.__",
+        ]
+        samples += try CorpusFixture.asciiSamples(limit: 4000)
+        for s in samples {
+            var copy = s
+            copy.withUTF8 { bytes in
+                t.wordRanges(in: bytes, into: &fast)
+                t.icuWordRanges(in: bytes, into: &icu)
+            }
+            #expect(fast == icu, "\(s)")
+            if fast != icu { break }
+        }
+    }
+}
