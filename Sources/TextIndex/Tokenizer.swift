@@ -17,8 +17,8 @@ import CICU
 ///   keeps Hindi words whole. Segments that are spaces or punctuation (rule
 ///   status `UBRK_WORD_NONE`) are not words.
 /// - Pure-ASCII text takes a fast path without ICU that applies the same
-///   rules (UAX #29 restricted to ASCII, as ICU 72 implements them): letters,
-///   digits and `_` join; `.` and `'` join letters (`e.g`, `can't`) and
+///   rules (UAX #29 restricted to ASCII, as ICU 72 implements them): letters
+///   (`@` counts as one), digits and `_` join; `.` and `'` join letters (`e.g`, `can't`) and
 ///   digits (`3.14`); `,` and `;` join digits (`1,000`); `:` does not join
 ///   (`game::strategy` is `game`, `strategy`). A test compares both paths.
 /// - A term is a word folded with ``TextFolding/Options/index`` and cut to
@@ -132,7 +132,8 @@ public struct Tokenizer {
 
     static let asciiClasses: [ASCIIClass] = (0..<128).map { (b: Int) -> ASCIIClass in
         switch UInt8(b) {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): return .letter
+        // ICU 72 counts `@` as a letter (so that `foo@bar.com` stays whole).
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "@"): return .letter
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return .digit
         case UInt8(ascii: "_"): return .underscore
         case UInt8(ascii: "."), UInt8(ascii: "'"): return .midNumLet
@@ -169,8 +170,8 @@ public struct Tokenizer {
                     }
                     break
                 }
-                // A run of `_` alone is not a word (ICU gives it no word status).
-                if hasAlphanumeric { try body(i..<(pos + 1)) }
+                // A lone `_` is not a word for ICU 72; `__` and longer runs are.
+                if hasAlphanumeric || pos > i { try body(i..<(pos + 1)) }
                 i = pos + 1
             }
         }
