@@ -1,0 +1,84 @@
+import Foundation
+
+/// One operation of SPEC §3, as a value: what ``ActivityStore/perform(_:at:)``
+/// applies in one transaction, and what a JSON line of `eventlog apply` becomes.
+///
+/// ```swift
+/// try store.perform([
+///     .declareActivityTypes(["com.example.app.viewOrder"]),
+///     .createActivity(activity),
+///     .becomeCurrent("a1"),
+/// ])
+/// ```
+///
+/// Cases will be added (Core Spotlight operations go through the same path),
+/// so a `switch` over it outside this module needs `@unknown default`.
+public enum ActivityCommand: Sendable, Hashable {
+    case declareActivityTypes([String])
+    case createActivity(UserActivity)
+    case updateActivity(String, ActivityUpdate)
+    case addUserInfoEntries(String, [String: UserInfoValue])
+    case becomeCurrent(String)
+    case resignCurrent(String)
+    case invalidate(String)
+    case deleteSavedUserActivities(persistentIdentifiers: [String])
+    case deleteAllSavedUserActivities
+
+    /// The operation's name, as in SPEC §6 (`"becomeCurrent"`).
+    public var operation: String {
+        switch self {
+        case .declareActivityTypes: "declareActivityTypes"
+        case .createActivity: "createActivity"
+        case .updateActivity: "updateActivity"
+        case .addUserInfoEntries: "addUserInfoEntries"
+        case .becomeCurrent: "becomeCurrent"
+        case .resignCurrent: "resignCurrent"
+        case .invalidate: "invalidate"
+        case .deleteSavedUserActivities: "deleteSavedUserActivities"
+        case .deleteAllSavedUserActivities: "deleteAllSavedUserActivities"
+        }
+    }
+
+    /// A command with the time its events record (nil: the batch's time).
+    public struct Timed: Sendable, Hashable {
+        public var command: ActivityCommand
+        public var at: Date?
+        public init(_ command: ActivityCommand, at: Date? = nil) {
+            self.command = command
+            self.at = at
+        }
+    }
+}
+
+/// What one command did.
+///
+/// ```swift
+/// let result = try store.becomeCurrent("a2")
+/// result.superseded     // "a1", when a1 was current on that device
+/// result.positions      // 7...8: becameCurrent, then saved
+/// ```
+public struct CommandResult: Sendable, Hashable {
+    /// The operation, as in SPEC §6.
+    public var operation: String
+    /// The positions the command's events took; nil when it changed nothing
+    /// (becomeCurrent on a current activity, resignCurrent on an inactive one,
+    /// invalidate twice, declaring declared types…).
+    public var positions: ClosedRange<UInt64>?
+    /// The types of the events appended, in order.
+    public var eventTypes: [String]
+    /// The activity a `becomeCurrent` superseded on its device.
+    public var superseded: String?
+    /// The key a saved copy was written under, when the command saved one.
+    public var savedKey: String?
+    /// The keys of the saved copies a deletion removed (sorted).
+    public var removedKeys: [String]
+
+    /// Whether the command appended anything.
+    public var changed: Bool { positions != nil }
+
+    init(operation: String) {
+        self.operation = operation
+        eventTypes = []
+        removedKeys = []
+    }
+}

@@ -1,0 +1,92 @@
+/// A rejected activity command (SPEC §8): which operation, which field or
+/// value was wrong, and what is allowed. Nothing of the command was written.
+///
+/// ```swift
+/// do { try store.becomeCurrent("a1") }
+/// catch let error as ActivityError where error.code == .activityInvalidated {
+///     print(error)   // becomeCurrent: activity "a1" is invalidated; allowed: …
+/// }
+/// ```
+public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable, CaseIterable {
+        /// The activity type was never declared (`declareActivityTypes`).
+        case undeclaredActivityType
+        /// The activity type is not reverse-DNS (`com.example.app.viewOrder`).
+        case malformedActivityType
+        /// No activity has this id.
+        case unknownActivity
+        /// An activity with this id exists (invalidated ones included).
+        case activityAlreadyExists
+        /// The activity was invalidated: only `invalidate` is allowed on it.
+        case activityInvalidated
+        /// `webpageURL` is not an http or https URL.
+        case invalidWebpageURL
+        /// `eligibleForPublicIndexing` without `webpageURL` or `requiredUserInfoKeys`.
+        case publicIndexingRequiresWebpageURLOrRequiredKeys
+        /// A required userInfo key is missing when the activity is saved.
+        case missingRequiredUserInfoKeys
+        /// An identifier is longer than 256 UTF-8 bytes.
+        case identifierTooLong
+        /// An identifier is empty.
+        case identifierEmpty
+        /// A value of the wrong kind or out of range (a non-finite number, a URL without scheme…).
+        case invalidValue
+        /// An attribute name that the attribute set does not know.
+        case unknownAttribute
+        /// A JSON operation that is malformed (unknown `op`, wrong member types…).
+        case malformedOperation
+    }
+
+    public var code: Code
+    /// The operation, as in SPEC §6 (`"becomeCurrent"`).
+    public var operation: String
+    /// The offending field, e.g. `"webpageURL"`.
+    public var field: String?
+    /// The offending value, as given.
+    public var value: String?
+    /// What would have been accepted.
+    public var allowed: String?
+    /// In a batch (``ActivityStore/perform(_:at:)``), the index of the
+    /// command that was rejected; the whole batch was rejected with it.
+    public var commandIndex: Int?
+
+    public init(_ code: Code, operation: String, field: String? = nil, value: String? = nil, allowed: String? = nil) {
+        self.code = code
+        self.operation = operation
+        self.field = field
+        self.value = value
+        self.allowed = allowed
+    }
+
+    public var description: String {
+        var text = "\(operation): \(summary)"
+        if let field { text += "; field \(field)" }
+        if let value { text += "; value \(quoted(value))" }
+        if let allowed { text += "; allowed: \(allowed)" }
+        if let commandIndex { text += " (command \(commandIndex) of the batch; nothing of the batch was written)" }
+        return text
+    }
+
+    private var summary: String {
+        switch code {
+        case .undeclaredActivityType: "the activity type was not declared"
+        case .malformedActivityType: "the activity type is not reverse-DNS"
+        case .unknownActivity: "no such activity"
+        case .activityAlreadyExists: "an activity with this id already exists"
+        case .activityInvalidated: "the activity is invalidated"
+        case .invalidWebpageURL: "webpageURL must be an http or https URL"
+        case .publicIndexingRequiresWebpageURLOrRequiredKeys: "public indexing needs webpageURL or requiredUserInfoKeys"
+        case .missingRequiredUserInfoKeys: "required userInfo keys are missing when the activity is saved"
+        case .identifierTooLong: "the identifier is longer than 256 UTF-8 bytes"
+        case .identifierEmpty: "the identifier is empty"
+        case .invalidValue: "invalid value"
+        case .unknownAttribute: "unknown attribute"
+        case .malformedOperation: "malformed operation"
+        }
+    }
+
+    private func quoted(_ value: String) -> String {
+        let shown = value.count > 80 ? String(value.prefix(80)) + "…" : value
+        return "\"" + shown + "\""
+    }
+}

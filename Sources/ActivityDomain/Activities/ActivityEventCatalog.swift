@@ -1,0 +1,50 @@
+import EventLog
+import Foundation
+import SwiftProtobuf
+
+/// The event types the activity domain appends, their schema version, and
+/// a decoder for tools (`eventlog log --json`, `eventlog verify`).
+///
+/// ```swift
+/// for event in try store.eventStore.events(from: 1) {
+///     if let json = try ActivityEventCatalog.json(of: event) { print(event.type, json) }
+/// }
+/// ```
+///
+/// `Docs/Semantics.md` describes each event's fields.
+public enum ActivityEventCatalog {
+    public static let activityTypesDeclared = "activityTypes.declared"
+    public static let activityCreated = "activity.created"
+    public static let activityUpdated = "activity.updated"
+    public static let activityUserInfoEntriesAdded = "activity.userInfoEntriesAdded"
+    public static let activityBecameCurrent = "activity.becameCurrent"
+    public static let activityResignedCurrent = "activity.resignedCurrent"
+    public static let activityInvalidated = "activity.invalidated"
+    public static let activitySaved = "activity.saved"
+    public static let savedActivitiesDeleted = "savedActivities.deleted"
+    public static let savedActivitiesAllDeleted = "savedActivities.allDeleted"
+
+    /// Every event type of this domain.
+    public static let types: Set<String> = [
+        activityTypesDeclared, activityCreated, activityUpdated, activityUserInfoEntriesAdded, activityBecameCurrent,
+        activityResignedCurrent, activityInvalidated, activitySaved, savedActivitiesDeleted, savedActivitiesAllDeleted,
+    ]
+
+    /// The schema version every event of this domain is written with (all are at 1).
+    public static let schemaVersion: UInt32 = 1
+
+    /// The payload as Protocol Buffers' canonical JSON (field names in
+    /// lowerCamelCase, 64-bit integers as strings, per the proto3 JSON
+    /// mapping); nil for an event of another domain. Throws when the
+    /// payload does not decode.
+    public static func json(of event: RecordedEvent) throws -> String? {
+        guard let decoded = try ActivityEvent(event) else { return nil }
+        return try decoded.message.jsonString()
+    }
+
+    /// Throws when `event` is an activity event whose payload does not
+    /// decode: a `payloadCheck` for ``EventLog/EventStore/verify(payloadCheck:progress:)``.
+    public static func checkPayload(_ event: RecordedEvent) throws {
+        _ = try ActivityEvent(event)
+    }
+}

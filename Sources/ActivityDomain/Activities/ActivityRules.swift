@@ -1,0 +1,120 @@
+import Foundation
+
+/// The stateless rules of SPEC §3 and §8: what makes an identifier, an
+/// activity type and an activity's properties acceptable, and what a saved
+/// copy holds. The rules that need the store's state (declared types,
+/// existing activities, lifecycle) are in ``ActivityCommandExecutor``.
+public enum ActivityRules {
+    /// The longest identifier, in UTF-8 bytes: keeps every LMDB key under its 511-byte limit.
+    public static let maxIdentifierBytes = 256
+
+    /// Throws unless `value` is non-empty and at most 256 UTF-8 bytes.
+    public static func checkIdentifier(_ value: String, field: String, operation: String) throws {
+        let length = value.utf8.count
+        if length == 0 {
+            throw ActivityError(.identifierEmpty, operation: operation, field: field, value: value,
+                                allowed: "1 to \(maxIdentifierBytes) UTF-8 bytes")
+        }
+        if length > maxIdentifierBytes {
+            throw ActivityError(.identifierTooLong, operation: operation, field: field, value: value,
+                                allowed: "1 to \(maxIdentifierBytes) UTF-8 bytes; this one has \(length)")
+        }
+    }
+
+    /// Whether `type` is reverse-DNS: two or more dot-separated labels of
+    /// ASCII letters, digits, `-` and `_`, none empty.
+    public static func isReverseDNS(_ type: String) -> Bool {
+        let labels = type.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2 else { return false }
+        return labels.allSatisfy { label in
+            !label.isEmpty && label.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
+        }
+    }
+
+    /// Throws unless `type` is a well-formed activity type.
+    public static func checkActivityTypeSyntax(_ type: String, operation: String, field: String = "activityType") throws {
+        try checkIdentifier(type, field: field, operation: operation)
+        guard isReverseDNS(type) else {
+            throw ActivityError(.malformedActivityType, operation: operation, field: field, value: type,
+                                allowed: "reverse-DNS such as com.companyName.productName.activityName01 (labels of letters, digits, - and _)")
+        }
+    }
+
+    /// Throws when a property breaks a rule that needs no store state:
+    /// identifiers, activity type syntax, URL schemes, public indexing,
+    /// finite numbers.
+    public static func checkProperties(of activity: UserActivity, operation: String) throws {
+        try checkIdentifier(activity.activity, field: "activity", operation: operation)
+        try checkActivityTypeSyntax(activity.activityType, operation: operation)
+        try checkIdentifier(activity.device, field: "device", operation: operation)
+        if let user = activity.user { try checkIdentifier(user, field: "user", operation: operation) }
+        if let id = activity.persistentIdentifier { try checkIdentifier(id, field: "persistentIdentifier", operation: operation) }
+        if let id = activity.targetContentIdentifier {
+            try checkIdentifier(id, field: "targetContentIdentifier", operation: operation)
+        }
+        if let id = activity.appEntityIdentifier { try checkIdentifier(id, field: "appEntityIdentifier", operation: operation) }
+        if let url = activity.webpageURL {
+            let scheme = url.scheme?.lowercased()
+            guard scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
+                throw ActivityError(.invalidWebpageURL, operation: operation, field: "webpageURL", value: url.absoluteString,
+                                    allowed: "an http or https URL with a host")
+            }
+        }
+        if let url = activity.referrerURL, url.scheme == nil {
+            throw ActivityError(.invalidValue, operation: operation, field: "referrerURL", value: url.absoluteString,
+                                allowed: "an absolute URL")
+        }
+        if activity.eligibleForPublicIndexing && activity.webpageURL == nil && (activity.requiredUserInfoKeys ?? []).isEmpty {
+            throw ActivityError(.publicIndexingRequiresWebpageURLOrRequiredKeys, operation: operation,
+                                field: "eligibleForPublicIndexing", value: "true",
+                                allowed: "public indexing with a webpageURL or a non-empty requiredUserInfoKeys")
+        }
+        for (key, value) in activity.userInfo { try checkFinite(value, path: "userInfo.\(key)", operation: operation) }
+        if let attributes = activity.contentAttributeSet {
+            for (name, number) in [("rating", attributes.rating), ("latitude", attributes.latitude), ("longitude", attributes.longitude)] {
+                if let number, !number.isFinite {
+                    throw ActivityError(.invalidValue, operation: operation, field: "contentAttributeSet.\(name)",
+                                        value: "\(number)", allowed: "a finite number")
+                }
+            }
+        }
+    }
+
+    /// Non-finite doubles have no JSON form and break equality (NaN ≠ NaN).
+    static func checkFinite(_ value: UserInfoValue, path: String, operation: String) throws {
+        switch value {
+        case .double(let d) where !d.isFinite:
+            throw ActivityError(.invalidValue, operation: operation, field: path, value: "\(d)", allowed: "a finite number")
+        case .array(let values):
+            for (index, value) in values.enumerated() { try checkFinite(value, path: "\(path)[\(index)]", operation: operation) }
+        case .dictionary(let entries):
+            for (key, value) in entries { try checkFinite(value, path: "\(path).\(key)", operation: operation) }
+        default: break
+        }
+    }
+
+    /// Whether an activity is saved when it becomes current, or is updated
+    /// while current, at `time`: eligible for search or prediction, and not expired.
+    public static func isSaved(_ activity: UserActivity, at time: Date) -> Bool {
+        (activity.eligibleForSearch || activity.eligibleForPrediction) && !activity.isExpired(at: time)
+    }
+
+    /// The copy that is saved: the activity, `userInfo` cut to
+    /// `requiredUserInfoKeys` when they are set. Throws when a required key
+    /// is missing from `userInfo`.
+    public static func savedCopy(of activity: UserActivity, operation: String) throws -> UserActivity {
+        guard let required = activity.requiredUserInfoKeys else { return activity }
+        let missing = required.filter { activity.userInfo[$0] == nil }.sorted(by: utf8Less)
+        if !missing.isEmpty {
+            throw ActivityError(.missingRequiredUserInfoKeys, operation: operation, field: "userInfo",
+                                value: missing.joined(separator: ", "),
+                                allowed: "userInfo holding every required key: \(required.sorted(by: utf8Less).joined(separator: ", "))")
+        }
+        var copy = activity
+        copy.userInfo = activity.userInfo.filter { required.contains($0.key) }
+        return copy
+    }
+}

@@ -1,0 +1,214 @@
+import EventLog
+import Foundation
+import LMDB
+
+/// The saved-activity store: saved copies by key (`persistentIdentifier`,
+/// else the activity id), lookups by `targetContentIdentifier` and
+/// `webpageURL`, and, for identifiers whose copy is gone, what removed it.
+///
+/// Databases:
+/// - `activity.saved`: key → `SavedRecord` message.
+/// - `activity.savedIndex.targetContentIdentifier`, `activity.savedIndex.webpageURL`:
+///   first 250 UTF-8 bytes of the value, 0x00, key → empty. Lookups compare
+///   the full value in the record, so long values cannot collide.
+/// - `activity.savedRemovals`: kind byte (`k` key, `t` targetContentIdentifier,
+///   `u` webpageURL) + first 400 UTF-8 bytes of the identifier → `RemovalRecord`.
+public struct SavedActivityStore: Projection {
+    public var name: String { "activity.saved" }
+    public var version: UInt32 { 1 }
+    public var databaseNames: [String] {
+        ["activity.saved", "activity.savedIndex.targetContentIdentifier", "activity.savedIndex.webpageURL", "activity.savedRemovals"]
+    }
+
+    let saved: Database<String, [UInt8]>
+    let byTargetContentIdentifier: Database<[UInt8], [UInt8]>
+    let byWebpageURL: Database<[UInt8], [UInt8]>
+    let removals: Database<[UInt8], [UInt8]>
+
+    static let indexPrefixBytes = 250
+    static let removalPrefixBytes = 400
+
+    public init(openingIn txn: WriteTransaction) throws {
+        saved = try txn.createDatabase("activity.saved")
+        byTargetContentIdentifier = try txn.createDatabase("activity.savedIndex.targetContentIdentifier")
+        byWebpageURL = try txn.createDatabase("activity.savedIndex.webpageURL")
+        removals = try txn.createDatabase("activity.savedRemovals")
+    }
+
+    /// The ways an identifier can name a saved copy.
+    enum IdentifierKind: UInt8, CaseIterable {
+        case key = 0x6B          // "k"
+        case targetContentIdentifier = 0x74   // "t"
+        case webpageURL = 0x75   // "u"
+    }
+
+    // MARK: Reading
+
+    func rawRecord(_ key: String, in txn: ReadTransaction) throws -> Activitylog_V1_SavedRecord? {
+        guard !key.isEmpty, key.utf8.count <= 511 else { return nil }
+        return try saved.message(key, in: txn)
+    }
+
+    /// The copy saved under `key`, or nil.
+    public func activity(forKey key: String, in txn: ReadTransaction) throws -> SavedActivity? {
+        try rawRecord(key, in: txn).map(SavedActivity.init(proto:))
+    }
+
+    /// Every saved copy, by key (UTF-8 byte order).
+    public func all(in txn: ReadTransaction) throws -> [SavedActivity] {
+        var result: [SavedActivity] = []
+        let cursor = try saved.cursor(in: txn)
+        var entry = try cursor.first()
+        while let (_, value) = entry {
+            result.append(try SavedActivity(proto: Activitylog_V1_SavedRecord(serializedBytes: value)))
+            entry = try cursor.next()
+        }
+        return result
+    }
+
+    /// The copies whose `targetContentIdentifier` is `identifier`, most recently saved first.
+    public func activities(withTargetContentIdentifier identifier: String, in txn: ReadTransaction) throws -> [SavedActivity] {
+        try lookup(identifier, in: byTargetContentIdentifier, txn) { $0.hasTargetContentIdentifier && $0.targetContentIdentifier == identifier }
+    }
+
+    /// The copies whose `webpageURL` is `url` (compared as strings), most recently saved first.
+    public func activities(withWebpageURL url: String, in txn: ReadTransaction) throws -> [SavedActivity] {
+        try lookup(url, in: byWebpageURL, txn) { $0.hasWebpageURL && $0.webpageURL == url }
+    }
+
+    private func lookup(_ identifier: String, in index: Database<[UInt8], [UInt8]>, _ txn: ReadTransaction,
+                        matches: (Activitylog_V1_Activity) -> Bool) throws -> [SavedActivity] {
+        guard !identifier.isEmpty else { return [] }
+        let prefix = keyPrefix(identifier, limit: Self.indexPrefixBytes) + [0]
+        var found: [SavedActivity] = []
+        let cursor = try index.cursor(in: txn)
+        var entry = try cursor.seek(atOrAfter: prefix)
+        while let (key, _) = entry, key.starts(with: prefix) {
+            let savedKey = String(decoding: key[prefix.count...], as: UTF8.self)
+            if let record = try rawRecord(savedKey, in: txn), matches(record.copy) {
+                found.append(try SavedActivity(proto: record))
+            }
+            entry = try cursor.next()
+        }
+        return found.sorted { $0.position > $1.position }
+    }
+
+    /// What removed the copy `identifier` named as `kind`, or nil.
+    func removal(of identifier: String, as kind: IdentifierKind, in txn: ReadTransaction) throws -> SavedActivityRemoval? {
+        guard !identifier.isEmpty else { return nil }
+        let key = [kind.rawValue] + keyPrefix(identifier, limit: Self.removalPrefixBytes)
+        guard let record: Activitylog_V1_RemovalRecord = try removals.message(key, in: txn),
+              record.identifier == identifier else { return nil }
+        return SavedActivityRemoval(proto: record)
+    }
+
+    /// Resolves a `persistentIdentifier` (or a key), `targetContentIdentifier`
+    /// or `webpageURL`: the saved copy it names (the most recently saved when
+    /// several), else the latest removal of one it named, else unknown.
+    public func resolve(_ identifier: String, in txn: ReadTransaction) throws -> SavedActivityResolution {
+        if let copy = try activity(forKey: identifier, in: txn) { return .saved(copy) }
+        if let copy = try activities(withTargetContentIdentifier: identifier, in: txn).first { return .saved(copy) }
+        if let copy = try activities(withWebpageURL: identifier, in: txn).first { return .saved(copy) }
+        let removals = try IdentifierKind.allCases.compactMap { try removal(of: identifier, as: $0, in: txn) }
+        if let latest = removals.max(by: { $0.position < $1.position }) { return .removed(latest) }
+        return .unknown
+    }
+
+    // MARK: Writing
+
+    public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
+        ClosureProjectionWriter { event in try apply(event, in: txn) }
+    }
+
+    private func apply(_ recorded: RecordedEvent, in txn: WriteTransaction) throws {
+        guard let event = try ActivityEvent(recorded) else { return }
+        switch event {
+        case .saved(let m):
+            let old = try rawRecord(m.key, in: txn)
+            if let old {
+                try unindex(old, in: txn)
+                // Identifiers the old copy answered to and the new one does not: gone, by this save.
+                if old.copy.hasTargetContentIdentifier,
+                   !(m.copy.hasTargetContentIdentifier && m.copy.targetContentIdentifier == old.copy.targetContentIdentifier) {
+                    try remember(old.copy.targetContentIdentifier, as: .targetContentIdentifier, key: m.key, recorded, in: txn)
+                }
+                if old.copy.hasWebpageURL, !(m.copy.hasWebpageURL && m.copy.webpageURL == old.copy.webpageURL) {
+                    try remember(old.copy.webpageURL, as: .webpageURL, key: m.key, recorded, in: txn)
+                }
+            }
+            var record = Activitylog_V1_SavedRecord()
+            record.key = m.key
+            record.copy = m.copy
+            record.savedAtMicros = recorded.appendedAtMicroseconds
+            record.position = recorded.position
+            record.trigger = m.trigger
+            try saved.put(message: record, forKey: m.key, in: txn)
+            try index(record, in: txn)
+            // It resolves again: forget earlier removals of what it answers to.
+            try forget(m.key, as: .key, in: txn)
+            if m.copy.hasTargetContentIdentifier { try forget(m.copy.targetContentIdentifier, as: .targetContentIdentifier, in: txn) }
+            if m.copy.hasWebpageURL { try forget(m.copy.webpageURL, as: .webpageURL, in: txn) }
+        case .savedDeleted(let m):
+            for key in m.removedKeys { try remove(key, recorded, in: txn) }
+        case .savedAllDeleted(let m):
+            for key in m.removedKeys { try remove(key, recorded, in: txn) }
+        default:
+            break
+        }
+    }
+
+    private func remove(_ key: String, _ recorded: RecordedEvent, in txn: WriteTransaction) throws {
+        guard let record = try rawRecord(key, in: txn) else {
+            throw PayloadError("\(recorded.type) at position \(recorded.position) removes saved key \"\(key)\", which the store does not hold")
+        }
+        try unindex(record, in: txn)
+        try saved.delete(key, in: txn)
+        try remember(key, as: .key, key: key, recorded, in: txn)
+        if record.copy.hasTargetContentIdentifier {
+            try remember(record.copy.targetContentIdentifier, as: .targetContentIdentifier, key: key, recorded, in: txn)
+        }
+        if record.copy.hasWebpageURL { try remember(record.copy.webpageURL, as: .webpageURL, key: key, recorded, in: txn) }
+    }
+
+    private func indexKey(_ value: String, savedKey: String) -> [UInt8] {
+        keyPrefix(value, limit: Self.indexPrefixBytes) + [0] + Array(savedKey.utf8)
+    }
+
+    private func index(_ record: Activitylog_V1_SavedRecord, in txn: WriteTransaction) throws {
+        if record.copy.hasTargetContentIdentifier {
+            try byTargetContentIdentifier.put([], forKey: indexKey(record.copy.targetContentIdentifier, savedKey: record.key), in: txn)
+        }
+        if record.copy.hasWebpageURL {
+            try byWebpageURL.put([], forKey: indexKey(record.copy.webpageURL, savedKey: record.key), in: txn)
+        }
+    }
+
+    private func unindex(_ record: Activitylog_V1_SavedRecord, in txn: WriteTransaction) throws {
+        if record.copy.hasTargetContentIdentifier {
+            try byTargetContentIdentifier.delete(indexKey(record.copy.targetContentIdentifier, savedKey: record.key), in: txn)
+        }
+        if record.copy.hasWebpageURL {
+            try byWebpageURL.delete(indexKey(record.copy.webpageURL, savedKey: record.key), in: txn)
+        }
+    }
+
+    private func remember(_ identifier: String, as kind: IdentifierKind, key: String, _ recorded: RecordedEvent,
+                          in txn: WriteTransaction) throws {
+        guard !identifier.isEmpty else { return }
+        var removal = Activitylog_V1_RemovalRecord()
+        removal.identifier = identifier
+        removal.key = key
+        removal.position = recorded.position
+        removal.operation = recorded.type
+        removal.removedAtMicros = recorded.appendedAtMicroseconds
+        try removals.put(message: removal, forKey: [kind.rawValue] + keyPrefix(identifier, limit: Self.removalPrefixBytes), in: txn)
+    }
+
+    private func forget(_ identifier: String, as kind: IdentifierKind, in txn: WriteTransaction) throws {
+        guard !identifier.isEmpty else { return }
+        let key = [kind.rawValue] + keyPrefix(identifier, limit: Self.removalPrefixBytes)
+        if let record: Activitylog_V1_RemovalRecord = try removals.message(key, in: txn), record.identifier == identifier {
+            try removals.delete(key, in: txn)
+        }
+    }
+}

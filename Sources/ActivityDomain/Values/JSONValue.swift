@@ -1,0 +1,340 @@
+import Foundation
+
+/// A JSON document that keeps what Foundation's parsers lose: whether a
+/// number was written as an integer (`42`) or not (`42.0`, `4e1`), and the
+/// order of object members as written. Serialization is deterministic:
+/// object keys sorted by UTF-8 bytes, no insignificant whitespace.
+///
+/// ```swift
+/// let value = try JSONValue(parsing: #"{"b":1,"a":[2.5,null]}"#)
+/// value["b"]            // .integer(1)
+/// value.serialized()    // {"a":[2.5,null],"b":1}
+/// ```
+///
+/// The command line and ``ActivityCommand`` JSON lines use it.
+public enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    /// A number written without fraction or exponent that fits in 64 bits.
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    /// Members in the order written; a repeated key keeps its last value on lookup.
+    case object([(key: String, value: JSONValue)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.integer(let a), .integer(let b)): a == b
+        case (.double(let a), .double(let b)): a == b
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(serialized())
+    }
+
+    /// The member named `key` of an object (the last one when repeated).
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.last(where: { $0.key == key })?.value
+    }
+
+    /// An object from members; keys are sorted when serialized.
+    public static func object(_ members: [String: JSONValue]) -> JSONValue {
+        .object(members.map { (key: $0.key, value: $0.value) })
+    }
+
+    // MARK: Serializing
+
+    /// Compact JSON with object keys sorted by UTF-8 bytes.
+    public func serialized() -> String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    private func write(to out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .integer(let i): out += String(i)
+        case .double(let d):
+            // Non-finite numbers have no JSON form; null is the usual stand-in.
+            guard d.isFinite else { out += "null"; return }
+            // Keep a double recognizable as one: a whole number gets ".0".
+            var text = "\(d)"
+            if !text.contains(".") && !text.contains("e") && !text.contains("E") { text += ".0" }
+            out += text
+        case .string(let s): JSONValue.writeString(s, to: &out)
+        case .array(let values):
+            out += "["
+            for (index, value) in values.enumerated() {
+                if index > 0 { out += "," }
+                value.write(to: &out)
+            }
+            out += "]"
+        case .object(let members):
+            var unique: [String: JSONValue] = [:]
+            for member in members { unique[member.key] = member.value }
+            out += "{"
+            for (index, key) in unique.keys.sorted(by: utf8Less).enumerated() {
+                if index > 0 { out += "," }
+                JSONValue.writeString(key, to: &out)
+                out += ":"
+                unique[key]!.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    private static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+
+    // MARK: Parsing
+
+    /// Parses one JSON document; throws ``JSONParseError`` with the line and
+    /// column where it went wrong.
+    public init(parsing text: String) throws {
+        var parser = JSONParser(bytes: Array(text.utf8))
+        self = try parser.parseDocument()
+    }
+}
+
+/// Malformed JSON, with where it went wrong (1-based line and column, the
+/// column counting UTF-8 bytes).
+public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var line: Int
+    public var column: Int
+    public var reason: String
+    public var description: String { "malformed JSON at line \(line), column \(column): \(reason)" }
+}
+
+/// A recursive-descent parser over UTF-8 bytes (RFC 8259), with a depth
+/// limit so that no input can overflow the stack.
+struct JSONParser {
+    let bytes: [UInt8]
+    var index = 0
+    var depth = 0
+    static let maxDepth = 512
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func parseDocument() throws -> JSONValue {
+        skipWhitespace()
+        let value = try parseValue()
+        skipWhitespace()
+        guard index == bytes.count else { throw error("unexpected characters after the JSON value") }
+        return value
+    }
+
+    func error(_ reason: String, at offset: Int? = nil) -> JSONParseError {
+        let offset = min(offset ?? index, bytes.count)
+        var line = 1, lineStart = 0
+        for i in 0..<offset where bytes[i] == UInt8(ascii: "\n") {
+            line += 1
+            lineStart = i + 1
+        }
+        return JSONParseError(line: line, column: offset - lineStart + 1, reason: reason)
+    }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+    }
+
+    mutating func parseValue() throws -> JSONValue {
+        guard index < bytes.count else { throw error("unexpected end of input, expected a value") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw error("unexpected character, expected a value")
+        }
+    }
+
+    mutating func expectLiteral(_ literal: String) throws {
+        let start = index
+        for byte in literal.utf8 {
+            guard index < bytes.count, bytes[index] == byte else { throw error("invalid literal, expected \(literal)", at: start) }
+            index += 1
+        }
+    }
+
+    mutating func enter() throws {
+        depth += 1
+        if depth > Self.maxDepth { throw error("nesting deeper than \(Self.maxDepth)") }
+    }
+
+    mutating func parseObject() throws -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        index += 1
+        var members: [(key: String, value: JSONValue)] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
+            index += 1
+            skipWhitespace()
+            members.append((key, try parseValue()))
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input inside an object") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            throw error("expected ',' or '}' in an object")
+        }
+    }
+
+    mutating func parseArray() throws -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        index += 1
+        var values: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(values) }
+        while true {
+            skipWhitespace()
+            values.append(try parseValue())
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input inside an array") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(values) }
+            throw error("expected ',' or ']' in an array")
+        }
+    }
+
+    mutating func parseString() throws -> String {
+        let start = index
+        index += 1
+        var scalars = String.UnicodeScalarView()
+        var runStart = index
+        func flush(_ end: Int) {
+            if end > runStart { scalars.append(contentsOf: String(decoding: bytes[runStart..<end], as: UTF8.self).unicodeScalars) }
+        }
+        while true {
+            guard index < bytes.count else { throw error("unterminated string", at: start) }
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                flush(index)
+                index += 1
+                return String(scalars)
+            }
+            if byte < 0x20 { throw error("control character in a string") }
+            if byte == UInt8(ascii: "\\") {
+                flush(index)
+                index += 1
+                guard index < bytes.count else { throw error("unterminated escape") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): scalars.append("\"")
+                case UInt8(ascii: "\\"): scalars.append("\\")
+                case UInt8(ascii: "/"): scalars.append("/")
+                case UInt8(ascii: "b"): scalars.append("\u{08}")
+                case UInt8(ascii: "f"): scalars.append("\u{0C}")
+                case UInt8(ascii: "n"): scalars.append("\n")
+                case UInt8(ascii: "r"): scalars.append("\r")
+                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "u"):
+                    var code = try parseHex4()
+                    if (0xD800..<0xDC00).contains(code) {
+                        // A high surrogate must be followed by a low one.
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                            throw error("unpaired surrogate in \\u escape")
+                        }
+                        index += 2
+                        let low = try parseHex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw error("invalid low surrogate in \\u escape") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw error("\\u escape is not a Unicode scalar") }
+                    scalars.append(scalar)
+                default: throw error("invalid escape \\\(Character(Unicode.Scalar(escape)))", at: index - 2)
+                }
+                runStart = index
+                continue
+            }
+            index += 1
+        }
+    }
+
+    mutating func parseHex4() throws -> UInt32 {
+        guard index + 4 <= bytes.count else { throw error("incomplete \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let b = bytes[index]
+            let digit: UInt32
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(b - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(b - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(b - UInt8(ascii: "A") + 10)
+            default: throw error("invalid hex digit in \\u escape")
+            }
+            value = value * 16 + digit
+            index += 1
+        }
+        return value
+    }
+
+    mutating func parseNumber() throws -> JSONValue {
+        let start = index
+        var isInteger = true
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        func digits() -> Int {
+            let from = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            return index - from
+        }
+        let intStart = index
+        let intDigits = digits()
+        guard intDigits > 0 else { throw error("invalid number", at: start) }
+        if intDigits > 1 && bytes[intStart] == UInt8(ascii: "0") { throw error("leading zero in a number", at: start) }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard digits() > 0 else { throw error("expected digits after '.'") }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard digits() > 0 else { throw error("expected digits in the exponent") }
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if isInteger {
+            guard let value = Int64(text) else { throw error("integer \(text) does not fit in 64 bits", at: start) }
+            return .integer(value)
+        }
+        guard let value = Double(text), value.isFinite else { throw error("number \(text) is out of range", at: start) }
+        return .double(value)
+    }
+}
