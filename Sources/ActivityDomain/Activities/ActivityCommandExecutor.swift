@@ -1,0 +1,218 @@
+import EventLog
+import Foundation
+import LMDB
+
+/// Runs commands inside the engine's write path: validates each against the
+/// state the projections hold (including events this batch already
+/// appended), turns it into events and appends them, so that the
+/// projections apply them in the same transaction.
+///
+/// Every check comes before the first append of a command; a command that
+/// throws has appended nothing, and the store's write aborts the whole
+/// transaction anyway.
+final class ActivityCommandExecutor {
+    let views: ActivityViews
+    let batch: LogBatch
+
+    /// The types of the events the current command appended.
+    private var appendedTypes: [String] = []
+
+    init(views: ActivityViews, batch: LogBatch) {
+        self.views = views
+        self.batch = batch
+    }
+
+    private var txn: WriteTransaction { batch.transaction }
+
+    func execute(_ command: ActivityCommand, at time: Date) throws -> CommandResult {
+        var result = CommandResult(operation: command.operation)
+        let before = batch.head
+        appendedTypes = []
+        switch command {
+        case .declareActivityTypes(let types): try declare(types, at: time)
+        case .createActivity(let activity): try create(activity, at: time)
+        case .updateActivity(let id, let update): try self.update(id, update, at: time, result: &result)
+        case .addUserInfoEntries(let id, let entries): try addEntries(entries, to: id, at: time, result: &result)
+        case .becomeCurrent(let id): try becomeCurrent(id, at: time, result: &result)
+        case .resignCurrent(let id): try resignCurrent(id, at: time)
+        case .invalidate(let id): try invalidate(id, at: time)
+        case .deleteSavedUserActivities(let ids): try deleteSaved(ids, at: time, result: &result)
+        case .deleteAllSavedUserActivities: try deleteAllSaved(at: time, result: &result)
+        }
+        if batch.head > before { result.positions = (before + 1)...batch.head }
+        result.eventTypes = appendedTypes
+        return result
+    }
+
+    @discardableResult
+    private func append(_ event: ActivityEvent, at time: Date) throws -> RecordedEvent {
+        let recorded = try batch.append(event.newEvent(at: time))
+        appendedTypes.append(recorded.type)
+        return recorded
+    }
+
+    // MARK: Commands
+
+    private func declare(_ types: [String], at time: Date) throws {
+        let operation = "declareActivityTypes"
+        for type in types { try ActivityRules.checkActivityTypeSyntax(type, operation: operation, field: "types") }
+        var new: [String] = []
+        for type in Set(types).sorted(by: utf8Less) {
+            if try !views.registry.isDeclared(type, in: txn) { new.append(type) }
+        }
+        guard !new.isEmpty else { return }
+        var message = Activitylog_V1_ActivityTypesDeclared()
+        message.types = new
+        try append(.typesDeclared(message), at: time)
+    }
+
+    private func create(_ given: UserActivity, at time: Date) throws {
+        let operation = "createActivity"
+        let activity = given.normalized
+        try ActivityRules.checkProperties(of: activity, operation: operation)
+        guard try views.registry.isDeclared(activity.activityType, in: txn) else {
+            throw ActivityError(.undeclaredActivityType, operation: operation, field: "activityType", value: activity.activityType,
+                                allowed: "a type declared with declareActivityTypes")
+        }
+        guard try views.registry.rawRecord(activity.activity, in: txn) == nil else {
+            throw ActivityError(.activityAlreadyExists, operation: operation, field: "activity", value: activity.activity,
+                                allowed: "an id no activity of the store has (invalidated ones included)")
+        }
+        var message = Activitylog_V1_ActivityCreated()
+        message.activity = activity.proto
+        try append(.created(message), at: time)
+    }
+
+    /// The record of a live activity, or the error SPEC §8 names.
+    private func liveRecord(_ id: String, operation: String) throws -> ActivityRecord {
+        try ActivityRules.checkIdentifier(id, field: "activity", operation: operation)
+        guard let record = try views.registry.record(id, in: txn) else {
+            throw ActivityError(.unknownActivity, operation: operation, field: "activity", value: id, allowed: "the id of a created activity")
+        }
+        guard record.state != .invalidated else {
+            throw ActivityError(.activityInvalidated, operation: operation, field: "activity", value: id,
+                                allowed: "only invalidate on an invalidated activity")
+        }
+        return record
+    }
+
+    private func update(_ id: String, _ update: ActivityUpdate, at time: Date, result: inout CommandResult) throws {
+        let operation = "updateActivity"
+        let record = try liveRecord(id, operation: operation)
+        let (activity, changed) = update.applied(to: record.activity)
+        try ActivityRules.checkProperties(of: activity, operation: operation)
+        guard !changed.isEmpty else { return }
+        let copy = try copyToSave(activity, state: record.state, at: time, operation: operation)
+        var message = Activitylog_V1_ActivityUpdated()
+        message.activity = activity.proto
+        message.changedProperties = changed
+        try append(.updated(message), at: time)
+        if let copy { try save(copy, trigger: .updatedWhileCurrent, at: time, result: &result) }
+    }
+
+    private func addEntries(_ given: [String: UserInfoValue], to id: String, at time: Date, result: inout CommandResult) throws {
+        let operation = "addUserInfoEntries"
+        let record = try liveRecord(id, operation: operation)
+        let entries = given.mapValues(\.normalized)
+        for (key, value) in entries { try ActivityRules.checkFinite(value, path: "entries.\(key)", operation: operation) }
+        var activity = record.activity
+        activity.userInfo.merge(entries) { _, new in new }
+        guard activity.userInfo != record.activity.userInfo else { return }
+        let copy = try copyToSave(activity, state: record.state, at: time, operation: operation)
+        var message = Activitylog_V1_ActivityUserInfoEntriesAdded()
+        message.activity = id
+        message.entries = UserInfoValue.protoDictionary(entries)
+        message.replacedKeys = entries.keys.filter { record.activity.userInfo[$0] != nil }.sorted(by: utf8Less)
+        try append(.userInfoEntriesAdded(message), at: time)
+        if let copy { try save(copy, trigger: .updatedWhileCurrent, at: time, result: &result) }
+    }
+
+    private func becomeCurrent(_ id: String, at time: Date, result: inout CommandResult) throws {
+        let operation = "becomeCurrent"
+        let record = try liveRecord(id, operation: operation)
+        guard record.state != .current else { return }
+        let copy = try copyToSave(record.activity, state: .current, at: time, operation: operation)
+        var message = Activitylog_V1_ActivityBecameCurrent()
+        message.activity = id
+        message.device = record.activity.device
+        if let user = record.activity.user { message.user = user }
+        if let superseded = try views.current.entry(onDevice: record.activity.device, in: txn)?.activity, superseded != id {
+            message.superseded = superseded
+            result.superseded = superseded
+        }
+        try append(.becameCurrent(message), at: time)
+        if let copy { try save(copy, trigger: .becameCurrent, at: time, result: &result) }
+    }
+
+    private func resignCurrent(_ id: String, at time: Date) throws {
+        let record = try liveRecord(id, operation: "resignCurrent")
+        guard record.state == .current else { return }
+        var message = Activitylog_V1_ActivityResignedCurrent()
+        message.activity = id
+        message.device = record.activity.device
+        try append(.resignedCurrent(message), at: time)
+    }
+
+    private func invalidate(_ id: String, at time: Date) throws {
+        let operation = "invalidate"
+        try ActivityRules.checkIdentifier(id, field: "activity", operation: operation)
+        guard let record = try views.registry.record(id, in: txn) else {
+            throw ActivityError(.unknownActivity, operation: operation, field: "activity", value: id, allowed: "the id of a created activity")
+        }
+        guard record.state != .invalidated else { return }
+        var message = Activitylog_V1_ActivityInvalidated()
+        message.activity = id
+        message.device = record.activity.device
+        message.wasCurrent = record.state == .current
+        try append(.invalidated(message), at: time)
+    }
+
+    private func deleteSaved(_ ids: [String], at time: Date, result: inout CommandResult) throws {
+        let operation = "deleteSavedUserActivities"
+        for id in ids { try ActivityRules.checkIdentifier(id, field: "persistentIdentifiers", operation: operation) }
+        let requested = Set(ids).sorted(by: utf8Less)
+        guard !requested.isEmpty else { return }
+        var removed: [String] = []
+        for id in requested {
+            // Only copies saved under their persistentIdentifier match; a copy
+            // keyed by its activity id has none.
+            if let record = try views.saved.rawRecord(id, in: txn), record.copy.hasPersistentIdentifier,
+               record.copy.persistentIdentifier == id {
+                removed.append(id)
+            }
+        }
+        var message = Activitylog_V1_SavedActivitiesDeleted()
+        message.persistentIdentifiers = requested
+        message.removedKeys = removed
+        try append(.savedDeleted(message), at: time)
+        result.removedKeys = removed
+    }
+
+    private func deleteAllSaved(at time: Date, result: inout CommandResult) throws {
+        let keys = try views.saved.all(in: txn).map(\.key)
+        var message = Activitylog_V1_SavedActivitiesAllDeleted()
+        message.removedKeys = keys
+        try append(.savedAllDeleted(message), at: time)
+        result.removedKeys = keys
+    }
+
+    // MARK: Saving
+
+    /// The copy to save when an activity in `state` (after the command) is
+    /// saved at `time`, or nil when it is not saved. Throws for a missing
+    /// required key, before anything is appended.
+    private func copyToSave(_ activity: UserActivity, state: ActivityState, at time: Date, operation: String) throws -> UserActivity? {
+        guard state == .current, ActivityRules.isSaved(activity, at: time) else { return nil }
+        return try ActivityRules.savedCopy(of: activity, operation: operation)
+    }
+
+    private func save(_ copy: UserActivity, trigger: Activitylog_V1_SaveTrigger, at time: Date, result: inout CommandResult) throws {
+        var message = Activitylog_V1_ActivitySaved()
+        message.key = copy.savedKey
+        message.copy = copy.proto
+        message.trigger = trigger
+        if let replaced = try views.saved.rawRecord(copy.savedKey, in: txn) { message.replacedActivity = replaced.copy.activity }
+        try append(.saved(message), at: time)
+        result.savedKey = copy.savedKey
+    }
+}
