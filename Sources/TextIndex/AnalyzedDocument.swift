@@ -1,0 +1,78 @@
+/// What a document contributes to the postings: its distinct terms, sorted
+/// by bytes, each with the posting payload (field mask, then per field term
+/// frequency and length norm), and its field lengths for BM25 statistics.
+///
+/// ```swift
+/// var tokenizer = Tokenizer()
+/// let a = AnalyzedDocument(doc, tokenizer: &tokenizer)
+/// a.terms      // [[UInt8]] sorted, e.g. "coffee", "game", "game::strategy", "latte", "oat", "strategy"
+/// ```
+///
+/// Rules: every word of a field counts once toward its length and its term.
+/// A word with lowercase-to-uppercase changes (`MyWindowClass`) also adds
+/// its parts as terms (`my`, `window`, `class`), not counted in the length,
+/// so that `"Window"w` and free text `window` find it. Each value of
+/// `keywords` is also a term whole (`game::strategy`) when it is more than
+/// one word.
+struct AnalyzedDocument {
+    var terms: [[UInt8]] = []
+    var payloads: [[UInt8]] = []
+    /// Words per field slot.
+    var fieldLengths = [UInt32](repeating: 0, count: IndexField.count)
+
+    init(_ doc: IndexDocument, tokenizer: inout Tokenizer, ranges: inout [Range<Int>]) {
+        var counts: [[UInt8]: SIMD8<UInt16>] = [:]
+        counts.reserveCapacity(64)
+        // Sorted names: the result must not depend on dictionary order (it
+        // does not anyway, counts are summed, but keep it obviously so).
+        for name in doc.fields.keys.sorted(by: utf8Less) {
+            let field = IndexField(name: name)
+            let slot = field.slot
+            for value in doc.fields[name]! {
+                var copy = value
+                copy.withUTF8 { bytes in
+                    tokenizer.wordRanges(in: bytes, into: &ranges)
+                    var words = 0
+                    for r in ranges {
+                        let word = UnsafeBufferPointer(rebasing: bytes[r])
+                        let term = tokenizer.fold(word)
+                        if term.isEmpty { continue }
+                        words += 1
+                        counts[term, default: SIMD8()][slot] &+= 1
+                        let parts = Tokenizer.camelParts(word)
+                        if parts.count > 1 {
+                            for p in parts {
+                                let part = tokenizer.fold(UnsafeBufferPointer(rebasing: word[p]))
+                                if !part.isEmpty { counts[part, default: SIMD8()][slot] &+= 1 }
+                            }
+                        }
+                    }
+                    if field == .keywords && (ranges.count > 1 || (ranges.count == 1 && ranges[0] != 0..<bytes.count)) {
+                        let whole = tokenizer.fold(bytes)
+                        if !whole.isEmpty {
+                            counts[whole, default: SIMD8()][slot] &+= 1
+                        }
+                    }
+                    fieldLengths[slot] &+= UInt32(words)
+                }
+            }
+        }
+        let norms = fieldLengths.map { FieldNorm.encode(Int($0)) }
+        let sorted = counts.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        terms.reserveCapacity(sorted.count)
+        payloads.reserveCapacity(sorted.count)
+        for term in sorted {
+            let tf = counts[term]!
+            var mask: UInt8 = 0
+            for i in 0..<IndexField.count where tf[i] > 0 { mask |= 1 << UInt8(i) }
+            var w = ByteWriter(capacity: 6)
+            w.byte(mask)
+            for i in 0..<IndexField.count where tf[i] > 0 {
+                w.varint(UInt64(tf[i]))
+                w.byte(norms[i])
+            }
+            terms.append(term)
+            payloads.append(w.bytes)
+        }
+    }
+}

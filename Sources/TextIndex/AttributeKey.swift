@@ -1,0 +1,111 @@
+import Foundation
+
+/// Keys of the attribute index (database `values`, values empty): one key
+/// per value of a structured attribute, sorted so that an equality, a
+/// prefix or a range of a query is a cursor range.
+///
+/// ```
+/// name bytes, 0x00, type, encoded value, u32 document id (big-endian)
+///   type 's' (strings): the value folded for the index (case, diacritics),
+///                       NUL bytes dropped, cut to 400 bytes at a character
+///                       boundary, then 0x00
+///   type 'n' (numbers), 'd' (dates, seconds since 2001-01-01 UTC):
+///                       8 bytes: IEEE 754 bits with the sign bit flipped
+///                       (positive) or all bits flipped (negative), big-endian,
+///                       so that byte order is numeric order; NaN is not indexed
+///   type 'p' (text fields): nothing more: the field has at least one value
+/// ```
+///
+/// `kind`, `expirationDate` and (unless given) `uniqueIdentifier` are
+/// indexed as attributes too. Text fields only by presence: their words are
+/// in the postings.
+///
+/// ```swift
+/// AttributeKey.prefix(name: "domainIdentifier", string: "orders")   // "domainIdentifier\0sorders\0"
+/// ```
+enum AttributeKey {
+    static let maximumStringBytes = 400
+
+    /// Every key of `doc` without the document id suffix, sorted.
+    static func keys(of doc: IndexDocument) -> [[UInt8]] {
+        var keys: [[UInt8]] = []
+        keys.append(prefix(name: "kind", string: doc.kind))
+        if let e = doc.expirationDate, let k = prefix(name: "expirationDate", type: "d", number: e.timeIntervalSinceReferenceDate) {
+            keys.append(k)
+        }
+        if doc.attributes["uniqueIdentifier"] == nil && doc.fields["uniqueIdentifier"] == nil {
+            keys.append(prefix(name: "uniqueIdentifier", string: doc.identifier))
+        }
+        // Presence of a text field (`title == "*"`): `name 0x00 'p'`.
+        for (name, values) in doc.fields where !values.isEmpty {
+            keys.append(prefix(name: name, type: "p"))
+        }
+        for (name, value) in doc.attributes {
+            switch value {
+            case .strings(let values):
+                for v in values { keys.append(prefix(name: name, string: v)) }
+            case .numbers(let values):
+                for v in values { if let k = prefix(name: name, type: "n", number: v) { keys.append(k) } }
+            case .dates(let values):
+                for v in values {
+                    if let k = prefix(name: name, type: "d", number: v.timeIntervalSinceReferenceDate) { keys.append(k) }
+                }
+            }
+        }
+        keys.sort { $0.lexicographicallyPrecedes($1) }
+        // A multi-valued attribute may repeat a value: one key suffices.
+        var unique: [[UInt8]] = []
+        unique.reserveCapacity(keys.count)
+        for k in keys where unique.last != k { unique.append(k) }
+        return unique
+    }
+
+    /// `name 0x00`: every key of the attribute.
+    static func prefix(name: String) -> [UInt8] {
+        Array(name.utf8) + [0]
+    }
+
+    /// `name 0x00 type`: every key of the attribute with values of `type`.
+    static func prefix(name: String, type: Character) -> [UInt8] {
+        prefix(name: name) + [type.asciiValue!]
+    }
+
+    /// `name 0x00 's' folded`: the start of keys of strings beginning with
+    /// `text` (without the terminator: a prefix search).
+    static func prefix(name: String, stringPrefix text: String) -> [UInt8] {
+        prefix(name: name, type: "s") + foldedValue(text)
+    }
+
+    /// `name 0x00 's' folded 0x00`: the keys of exactly that string (once folded).
+    static func prefix(name: String, string: String) -> [UInt8] {
+        prefix(name: name, stringPrefix: string) + [0]
+    }
+
+    static func prefix(name: String, type: Character, number: Double) -> [UInt8]? {
+        guard !number.isNaN else { return nil }
+        return prefix(name: name, type: type) + orderable(number)
+    }
+
+    static func foldedValue(_ text: String) -> [UInt8] {
+        var folded = Array(TextFolding.fold(text, .index).utf8)
+        folded.removeAll { $0 == 0 }
+        if folded.count > maximumStringBytes {
+            folded.removeLast(folded.count - Tokenizer.truncatedLength(folded, maximumStringBytes))
+        }
+        return folded
+    }
+
+    /// 8 bytes whose byte order is the numeric order of `value`.
+    static func orderable(_ value: Double) -> [UInt8] {
+        let v = value == 0 ? 0.0 : value  // -0.0 sorts as 0.0
+        var bits = v.bitPattern
+        bits = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+        return withUnsafeBytes(of: bits.bigEndian) { Array($0) }
+    }
+
+    static func number(fromOrderable bytes: UnsafeRawBufferPointer) -> Double {
+        var bits = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+        bits = bits & (1 << 63) != 0 ? bits & ~(1 << 63) : ~bits
+        return Double(bitPattern: bits)
+    }
+}

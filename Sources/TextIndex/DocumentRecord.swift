@@ -1,0 +1,131 @@
+import Foundation
+
+/// The stored form of an ``IndexDocument`` (database `docs`): a compact,
+/// deterministic, length-prefixed binary encoding.
+///
+/// ```
+/// u8      format (1)
+/// str     kind                      str = varint byte count, UTF-8 bytes
+/// str     identifier
+/// u8      1 when an expiration date follows, else 0
+/// [f64]   expirationDate            seconds since 2001-01-01T00:00:00Z, IEEE 754 bits, big-endian
+/// varint  field count, then by name (UTF-8 byte order):
+///           str name, varint value count, str value…
+/// varint  attribute count, then by name:
+///           str name, u8 type (1 strings, 2 numbers, 3 dates), varint count,
+///           values: str for strings, f64 (as above) for numbers and dates
+/// ```
+///
+/// Values keep the order the caller gave. Sorting the names makes the bytes a
+/// function of the document, not of dictionary order.
+///
+/// ```swift
+/// let bytes = DocumentRecord.encode(doc)
+/// let back = try DocumentRecord.decode(bytes)   // == doc
+/// ```
+enum DocumentRecord {
+    static let format: UInt8 = 1
+
+    static func encode(_ doc: IndexDocument) -> [UInt8] {
+        var w = ByteWriter(capacity: 256)
+        w.byte(format)
+        w.string(doc.kind)
+        w.string(doc.identifier)
+        if let e = doc.expirationDate {
+            w.byte(1)
+            w.double(e.timeIntervalSinceReferenceDate)
+        } else {
+            w.byte(0)
+        }
+        let fieldNames = doc.fields.keys.sorted(by: utf8Less)
+        w.varint(fieldNames.count)
+        for name in fieldNames {
+            w.string(name)
+            let values = doc.fields[name]!
+            w.varint(values.count)
+            for v in values { w.string(v) }
+        }
+        let attributeNames = doc.attributes.keys.sorted(by: utf8Less)
+        w.varint(attributeNames.count)
+        for name in attributeNames {
+            w.string(name)
+            switch doc.attributes[name]! {
+            case .strings(let values):
+                w.byte(1)
+                w.varint(values.count)
+                for v in values { w.string(v) }
+            case .numbers(let values):
+                w.byte(2)
+                w.varint(values.count)
+                for v in values { w.double(v) }
+            case .dates(let values):
+                w.byte(3)
+                w.varint(values.count)
+                for v in values { w.double(v.timeIntervalSinceReferenceDate) }
+            }
+        }
+        return w.bytes
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> IndexDocument {
+        var r = ByteReader(bytes)
+        var doc = try header(&r)
+        let fieldCount = try r.int()
+        for _ in 0..<fieldCount {
+            let name = try r.string()
+            let n = try r.int()
+            var values: [String] = []
+            values.reserveCapacity(n)
+            for _ in 0..<n { values.append(try r.string()) }
+            doc.fields[name] = values
+        }
+        let attributeCount = try r.int()
+        for _ in 0..<attributeCount {
+            let name = try r.string()
+            let type = try r.byte()
+            let n = try r.int()
+            switch type {
+            case 1:
+                var values: [String] = []
+                for _ in 0..<n { values.append(try r.string()) }
+                doc.attributes[name] = .strings(values)
+            case 2:
+                var values: [Double] = []
+                for _ in 0..<n { values.append(try r.double()) }
+                doc.attributes[name] = .numbers(values)
+            case 3:
+                var values: [Date] = []
+                for _ in 0..<n { values.append(Date(timeIntervalSinceReferenceDate: try r.double())) }
+                doc.attributes[name] = .dates(values)
+            default:
+                throw TextIndexError.corrupt("attribute type \(type)")
+            }
+        }
+        return doc
+    }
+
+    /// Kind, identifier and expiration only: what a search result needs.
+    static func decodeHeader(_ bytes: UnsafeRawBufferPointer) throws -> IndexDocument {
+        var r = ByteReader(bytes)
+        return try header(&r)
+    }
+
+    private static func header(_ r: inout ByteReader) throws -> IndexDocument {
+        let f = try r.byte()
+        guard f == format else { throw TextIndexError.corrupt("document format \(f)") }
+        let kind = try r.string()
+        let identifier = try r.string()
+        var doc = IndexDocument(kind: kind, identifier: identifier)
+        if try r.byte() == 1 {
+            doc.expirationDate = Date(timeIntervalSinceReferenceDate: try r.double())
+        }
+        return doc
+    }
+}
+
+/// Orders strings by their UTF-8 bytes (what LMDB and other languages see),
+/// not by Swift's Unicode ordering.
+@inline(__always)
+func utf8Less(_ a: String, _ b: String) -> Bool {
+    a.utf8.lexicographicallyPrecedes(b.utf8)
+}

@@ -1,0 +1,57 @@
+/// What a stored document put into the postings (database `terms`, by
+/// document id), so that replacing or deleting it removes exactly those
+/// postings without tokenizing its old text again (which a new ICU version
+/// might split differently).
+///
+/// ```
+/// u8      format (1)
+/// 8 × varint  words per field slot
+/// varint  term count
+/// per term, sorted by bytes: varint bytes shared with the previous term,
+///                            varint suffix length, suffix bytes
+/// ```
+///
+/// ```swift
+/// let bytes = ForwardRecord.encode(analyzed)
+/// try ForwardRecord.decode(buffer) { term in … }   // lengths returned
+/// ```
+enum ForwardRecord {
+    static let format: UInt8 = 1
+
+    static func encode(_ a: AnalyzedDocument) -> [UInt8] {
+        var w = ByteWriter(capacity: 16 + a.terms.count * 6)
+        w.byte(format)
+        for l in a.fieldLengths { w.varint(UInt64(l)) }
+        w.varint(a.terms.count)
+        var previous: [UInt8] = []
+        for term in a.terms {
+            var shared = 0
+            let limit = min(previous.count, term.count)
+            while shared < limit && previous[shared] == term[shared] { shared += 1 }
+            w.varint(shared)
+            w.varint(term.count - shared)
+            w.bytes.append(contentsOf: term[shared...])
+            previous = term
+        }
+        return w.bytes
+    }
+
+    /// Calls `body` with each term; returns the field lengths.
+    static func decode(_ bytes: UnsafeRawBufferPointer, _ body: ([UInt8]) throws -> Void) throws -> [UInt32] {
+        var r = ByteReader(bytes)
+        guard try r.byte() == format else { throw TextIndexError.corrupt("forward record format") }
+        var lengths = [UInt32](repeating: 0, count: IndexField.count)
+        for i in 0..<IndexField.count { lengths[i] = UInt32(truncatingIfNeeded: try r.varint()) }
+        let n = try r.int()
+        var term: [UInt8] = []
+        for _ in 0..<n {
+            let shared = try r.int()
+            let suffix = try r.int()
+            guard shared <= term.count else { throw TextIndexError.corrupt("forward record prefix") }
+            term.removeLast(term.count - shared)
+            term.append(contentsOf: try r.bytes(suffix))
+            try body(term)
+        }
+        return lengths
+    }
+}

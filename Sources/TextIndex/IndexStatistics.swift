@@ -1,0 +1,75 @@
+/// The counts BM25 needs, kept exact under replace and delete (key `stats`
+/// of database `meta`).
+///
+/// ```
+/// u8   format (1)
+/// u32  next document id                      big-endian, as all below
+/// u64  document count
+/// 8 × (u64 total words in the field, u64 documents with the field)
+/// ```
+///
+/// ```swift
+/// let stats = try index.statistics(in: txn)
+/// stats.documentCount            // 73443
+/// stats.averageLength(.title)    // 1.3
+/// ```
+public struct IndexStatistics: Sendable, Equatable {
+    /// The id the next new document gets. Ids are never reused, except that
+    /// ``TextIndexWriter/removeAll()`` starts again from 0.
+    public internal(set) var nextDocumentId: UInt32 = 0
+    /// Documents stored.
+    public internal(set) var documentCount: UInt64 = 0
+    /// Words per field slot, summed over documents.
+    public internal(set) var totalLengths = [UInt64](repeating: 0, count: IndexField.count)
+    /// Documents with at least one word in the field slot.
+    public internal(set) var documentsWithField = [UInt64](repeating: 0, count: IndexField.count)
+
+    static let format: UInt8 = 1
+
+    /// The mean length of the field over the documents that have it (1 when none do).
+    public func averageLength(_ field: IndexField) -> Double {
+        let n = documentsWithField[field.slot]
+        return n == 0 ? 1 : max(1, Double(totalLengths[field.slot]) / Double(n))
+    }
+
+    mutating func add(_ lengths: [UInt32]) {
+        documentCount += 1
+        for i in 0..<IndexField.count where lengths[i] > 0 {
+            totalLengths[i] += UInt64(lengths[i])
+            documentsWithField[i] += 1
+        }
+    }
+
+    mutating func subtract(_ lengths: [UInt32]) {
+        documentCount -= 1
+        for i in 0..<IndexField.count where lengths[i] > 0 {
+            totalLengths[i] -= UInt64(lengths[i])
+            documentsWithField[i] -= 1
+        }
+    }
+
+    func encoded() -> [UInt8] {
+        var w = ByteWriter(capacity: 13 + 16 * IndexField.count)
+        w.byte(IndexStatistics.format)
+        w.uint32(nextDocumentId)
+        w.uint64(documentCount)
+        for i in 0..<IndexField.count {
+            w.uint64(totalLengths[i])
+            w.uint64(documentsWithField[i])
+        }
+        return w.bytes
+    }
+
+    init() {}
+
+    init(decoding bytes: UnsafeRawBufferPointer) throws {
+        var r = ByteReader(bytes)
+        guard try r.byte() == IndexStatistics.format else { throw TextIndexError.corrupt("statistics format") }
+        nextDocumentId = try r.uint32()
+        documentCount = try r.uint64()
+        for i in 0..<IndexField.count {
+            totalLengths[i] = try r.uint64()
+            documentsWithField[i] = try r.uint64()
+        }
+    }
+}

@@ -1,0 +1,271 @@
+import Foundation
+import LMDB
+
+/// Evaluates a ``QueryExpression`` to the exact set of matching document
+/// ids, using the indexes for candidates and reading stored documents only
+/// to confirm them.
+///
+/// - Numbers and dates (`<`, `>`, `<=`, `>=`, `==`, `InRange`): a range of
+///   the attribute index; exact, no document is read.
+/// - Strings on attributes: the attribute index gives the documents whose
+///   folded value equals the literal (no `*`), starts with the first
+///   literal, or has the attribute at all.
+/// - Strings on text fields: the postings give the documents that have, in
+///   that field, each whole word of the literals (and each word cut by a
+///   `*` as a prefix); without such a word, the documents that have the field.
+/// - Candidates are then checked against the stored document.
+/// - `&&` evaluates its right side only within the left side's result;
+///   `!=` is the complement of `==` within what is being evaluated.
+///
+/// ```swift
+/// var evaluator = try QueryEvaluator(index: index, txn: txn)
+/// let ids = try evaluator.evaluate(expression, within: nil)
+/// ```
+struct QueryEvaluator {
+    let index: TextIndex
+    let txn: ReadTransaction
+    let textFields: Set<String>
+    let values: Cursor<[UInt8], [UInt8]>
+    let postings: Cursor<[UInt8], [UInt8]>
+    let blockCount: Int
+    var documents: [UInt32: IndexDocument] = [:]
+    var universe: Set<UInt32>?
+
+    init(index: TextIndex, txn: ReadTransaction) throws {
+        self.index = index
+        self.txn = txn
+        textFields = try index.textFieldNames(in: txn)
+        values = try index.values.cursor(in: txn)
+        postings = try index.postings.cursor(in: txn)
+        let next = try index.statistics(in: txn).nextDocumentId
+        blockCount = next == 0 ? 0 : Int((next - 1) >> TextIndex.blockShift) + 1
+    }
+
+    mutating func evaluate(_ e: QueryExpression, within: Set<UInt32>?) throws -> Set<UInt32> {
+        switch e {
+        case .and(let l, let r):
+            let left = try evaluate(l, within: within)
+            return left.isEmpty ? left : try evaluate(r, within: left)
+        case .or(let l, let r):
+            return try evaluate(l, within: within).union(evaluate(r, within: within))
+        case .compare(let name, .notEqual, let value):
+            let base = try within ?? allDocuments()
+            return base.subtracting(try evaluate(.compare(attribute: name, .equal, value), within: within))
+        case .compare(let name, let op, .string(let pattern)):
+            precondition(op == .equal, "the parser allows only == and != on strings")
+            return try strings(name, pattern, within: within)
+        case .compare(let name, let op, .number(let n)):
+            return try numbers(name, type: "n", within: within) { QueryEvaluator.compare($0, op, n) }
+        case .compare(let name, let op, .date(let d)):
+            let t = d.timeIntervalSinceReferenceDate
+            return try numbers(name, type: "d", within: within) { QueryEvaluator.compare($0, op, t) }
+        case .inRange(let name, let low, let high):
+            switch (low, high) {
+            case (.number(let lo), .number(let hi)):
+                return try numbers(name, type: "n", within: within) { $0 >= lo && $0 <= hi }
+            case (.date(let lo), .date(let hi)):
+                let a = lo.timeIntervalSinceReferenceDate, b = hi.timeIntervalSinceReferenceDate
+                return try numbers(name, type: "d", within: within) { $0 >= a && $0 <= b }
+            default:
+                // Mixed bounds (a number and a date) match nothing.
+                return []
+            }
+        }
+    }
+
+    static func compare(_ v: Double, _ op: ComparisonOperator, _ n: Double) -> Bool {
+        switch op {
+        case .equal: v == n
+        case .notEqual: v != n
+        case .less: v < n
+        case .greater: v > n
+        case .lessOrEqual: v <= n
+        case .greaterOrEqual: v >= n
+        }
+    }
+
+    // MARK: Numbers and dates
+
+    /// Documents with a value of `type` in attribute `name` that satisfies `test`.
+    func numbers(_ name: String, type: Character, within: Set<UInt32>?,
+                          _ test: (Double) -> Bool) throws -> Set<UInt32> {
+        let prefix = AttributeKey.prefix(name: name, type: type)
+        var result = Set<UInt32>()
+        var entry = try prefix.withUnsafeBytes { try values.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.count == prefix.count + 12, e.key.starts(with: prefix) {
+            let v = AttributeKey.number(fromOrderable: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
+            if test(v) {
+                let id = UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: prefix.count + 8, as: UInt32.self))
+                if within?.contains(id) ?? true { result.insert(id) }
+            }
+            entry = try values.nextBytes()
+        }
+        return result
+    }
+
+    // MARK: Strings
+
+    mutating func strings(_ name: String, _ pattern: StringPattern, within: Set<UInt32>?) throws -> Set<UInt32> {
+        let candidates = try stringCandidates(name, pattern)
+        let scope = within.map { candidates.intersection($0) } ?? candidates
+        if pattern.isPresenceTest { return scope }  // the presence keys are exact
+        var result = Set<UInt32>()
+        for id in scope.sorted() where try document(id).map({ QueryEvaluator.matches($0, name, pattern) }) ?? false {
+            result.insert(id)
+        }
+        return result
+    }
+
+    /// A superset of the documents where `name` matches `pattern`.
+    mutating func stringCandidates(_ name: String, _ pattern: StringPattern) throws -> Set<UInt32> {
+        if pattern.isPresenceTest {
+            return try valueRange(AttributeKey.prefix(name: name))
+        }
+        var result: Set<UInt32>
+        // Attribute side.
+        let lits = pattern.literals
+        if !pattern.wordMatch && !pattern.tokenMatch && !lits[0].isEmpty {
+            var key = AttributeKey.prefix(name: name, stringPrefix: lits[0])
+            let whole = lits.count == 1 && key.count - AttributeKey.prefix(name: name, type: "s").count < AttributeKey.maximumStringBytes
+            if whole { key.append(0) }
+            result = try valueRange(key)
+        } else {
+            result = try valueRange(AttributeKey.prefix(name: name, type: "s"))
+        }
+        // Built-in names that are never text fields.
+        if name == "kind" || name == "uniqueIdentifier" && !textFields.contains(name) { return result }
+        // Text-field side.
+        if textFields.contains(name) {
+            let required = QueryEvaluator.requiredTerms(pattern)
+            if required.isEmpty {
+                result.formUnion(try valueRange(AttributeKey.prefix(name: name, type: "p")))
+            } else {
+                let bit = IndexField(name: name).bit
+                var words: Set<UInt32>?
+                for (term, isPrefix) in required {
+                    let docs = try postingDocuments(term, prefix: isPrefix, bit: bit, within: words)
+                    words = docs
+                    if docs.isEmpty { break }
+                }
+                result.formUnion(words ?? [])
+            }
+        }
+        return result
+    }
+
+    /// Index terms that every matching field value must contain, each exact
+    /// or as a prefix (see the type's documentation).
+    static func requiredTerms(_ pattern: StringPattern) -> [([UInt8], Bool)] {
+        var tokenizer = Tokenizer()
+        if pattern.tokenMatch {
+            return pattern.wordPatterns().flatMap { p in
+                requiredTerms(StringPattern(literals: p.literals, modifiers: "w"))
+            }
+        }
+        let lits = pattern.literals
+        if pattern.wordMatch {
+            var first = Array(lits[0].utf8)
+            if first.isEmpty { return [] }
+            let term = first.withUnsafeBufferPointer { tokenizer.fold($0) }
+            first = term
+            return first.isEmpty ? [] : [(first, lits.count > 1)]
+        }
+        var result: [([UInt8], Bool)] = []
+        var ranges: [Range<Int>] = []
+        for (i, lit) in lits.enumerated() {
+            let bytes = Array(lit.utf8)
+            bytes.withUnsafeBufferPointer { buffer in
+                tokenizer.wordRanges(in: buffer, into: &ranges)
+                for r in ranges {
+                    // A word next to a `*` may continue in the field: skip it
+                    // (left) or take it as a prefix (right), unless a space
+                    // separates it from the star.
+                    let leftOpen = i > 0 && !bytes[..<r.lowerBound].contains(where: isSpace)
+                    let rightOpen = i < lits.count - 1 && !bytes[r.upperBound...].contains(where: isSpace)
+                    if leftOpen { continue }
+                    let term = tokenizer.fold(UnsafeBufferPointer(rebasing: buffer[r]))
+                    if !term.isEmpty { result.append((term, rightOpen)) }
+                }
+            }
+        }
+        return result
+    }
+
+    static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+
+    /// Documents whose postings for `term` (or any term starting with it)
+    /// have field bit `bit`.
+    func postingDocuments(_ term: [UInt8], prefix: Bool, bit: UInt8, within: Set<UInt32>?) throws -> Set<UInt32> {
+        var result = Set<UInt32>()
+        for block in 0..<blockCount {
+            let key = TextIndex.postingKey(block: UInt32(block), term: term)
+            var entry = try key.withUnsafeBytes { prefix ? try postings.seekBytes(atOrAfter: $0) : try postings.seekBytes(exactly: $0) }
+            while let e = entry, e.key.starts(with: key) {
+                var r = ByteReader(e.value)
+                let count = try r.int()
+                var offset = -1
+                for _ in 0..<count {
+                    let delta = try r.int()
+                    offset = offset < 0 ? delta : offset + delta
+                    let mask = try r.byte()
+                    for _ in 0..<mask.nonzeroBitCount { _ = try r.varint(); _ = try r.byte() }
+                    if mask & bit != 0 {
+                        let id = UInt32(block) << TextIndex.blockShift | UInt32(offset)
+                        if within?.contains(id) ?? true { result.insert(id) }
+                    }
+                }
+                if !prefix { break }
+                entry = try postings.nextBytes()
+            }
+        }
+        return result
+    }
+
+    /// Document ids of the attribute-index keys that start with `prefix`.
+    func valueRange(_ prefix: [UInt8]) throws -> Set<UInt32> {
+        var result = Set<UInt32>()
+        var entry = try prefix.withUnsafeBytes { try values.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.starts(with: prefix) {
+            result.insert(UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: e.key.count - 4, as: UInt32.self)))
+            entry = try values.nextBytes()
+        }
+        return result
+    }
+
+    /// Whether a stored document's `name` matches `pattern`: one of its values does.
+    static func matches(_ doc: IndexDocument, _ name: String, _ pattern: StringPattern) -> Bool {
+        if let values = doc.fields[name] { return values.contains { pattern.matches($0) } }
+        switch doc.attributes[name] {
+        case .strings(let values): return values.contains { pattern.matches($0) }
+        case .numbers(let v): return pattern.isPresenceTest && !v.isEmpty
+        case .dates(let v): return pattern.isPresenceTest && !v.isEmpty
+        case nil: break
+        }
+        switch name {
+        case "kind": return pattern.matches(doc.kind)
+        case "uniqueIdentifier": return pattern.matches(doc.identifier)
+        case "expirationDate": return pattern.isPresenceTest && doc.expirationDate != nil
+        default: return false
+        }
+    }
+
+    mutating func document(_ id: UInt32) throws -> IndexDocument? {
+        if let d = documents[id] { return d }
+        let d = try index.docs.withValue(forKey: UInt32Key(id), in: txn) { try DocumentRecord.decode($0) }
+        documents[id] = d
+        return d
+    }
+
+    mutating func allDocuments() throws -> Set<UInt32> {
+        if let universe { return universe }
+        var result = Set<UInt32>()
+        let cursor = try index.ids.cursor(in: txn)
+        var entry = try cursor.firstBytes()
+        while let e = entry {
+            result.insert(UInt32(bigEndian: e.value.loadUnaligned(as: UInt32.self)))
+            entry = try cursor.nextBytes()
+        }
+        universe = result
+        return result
+    }
+}

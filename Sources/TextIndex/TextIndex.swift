@@ -1,0 +1,162 @@
+import Foundation
+import LMDB
+
+/// A keyword index with free-text search and a query language, kept in
+/// named LMDB databases of any environment.
+///
+/// The index is a library for a projection: the caller opens it once, then
+/// in each write transaction makes a ``TextIndexWriter``, upserts and
+/// removes documents, and calls ``TextIndexWriter/flush()`` before the
+/// transaction commits. It knows nothing of what the documents are.
+///
+/// ```swift
+/// let index = try env.write { txn in try TextIndex(openingIn: txn, prefix: "search.") }
+/// try env.write { txn in
+///     let writer = index.writer(in: txn)
+///     try writer.upsert(IndexDocument(kind: "item", identifier: "order-1", fields: ["title": ["Oat latte"]]))
+///     try writer.flush()
+/// }
+/// let hits = try env.read { txn in try index.search("lat", now: Date(), in: txn) }
+/// let matches = try env.read { txn in try index.query(#"title == "oat*"c"#, now: Date(), in: txn) }
+/// ```
+///
+/// Databases (each name after `prefix`; layouts in `Docs/Search.md`):
+/// `ids` (kind and identifier → document id), `docs` (document id → stored
+/// document), `terms` (document id → its terms and field lengths),
+/// `postings` (block and term → documents), `values` (attribute index),
+/// `meta` (statistics).
+///
+/// Everything written is a function of the calls made: no clock, no
+/// randomness, no dictionary order. The same calls in the same transactions
+/// give the same keys and values.
+public struct TextIndex: Sendable {
+    /// Longest identifier, in UTF-8 bytes.
+    public static let maximumIdentifierLength = 256
+    /// Documents per postings block: ids `b << blockShift ..< (b + 1) << blockShift`
+    /// share the postings keys of block `b`.
+    static let blockShift: UInt32 = 12
+    static let blockSize = 1 << Int(blockShift)
+
+    let ids: Database<[UInt8], [UInt8]>
+    let docs: Database<UInt32Key, [UInt8]>
+    let terms: Database<UInt32Key, [UInt8]>
+    let postings: Database<[UInt8], [UInt8]>
+    let values: Database<[UInt8], [UInt8]>
+    let meta: Database<String, [UInt8]>
+    /// The attribute names the query language accepts.
+    public let queryAttributes: Set<String>
+
+    /// The attributes of the specification's query language: Core Spotlight's
+    /// attribute set, `domainIdentifier`, `uniqueIdentifier`,
+    /// `expirationDate`, `kind` and `activityType`.
+    public static let standardQueryAttributes: Set<String> = [
+        "title", "displayName", "contentDescription", "keywords", "authorNames", "comment", "contentType",
+        "contentCreationDate", "contentModificationDate", "rating", "latitude", "longitude",
+        "domainIdentifier", "uniqueIdentifier", "expirationDate", "kind", "activityType",
+    ]
+
+    /// Opens the index's databases in `txn`, creating them when missing.
+    /// Their names start with `prefix` (e.g. `search.`); the handles are valid
+    /// in every transaction once `txn` commits.
+    public init(openingIn txn: WriteTransaction, prefix: String = "search.",
+                queryAttributes: Set<String> = TextIndex.standardQueryAttributes) throws {
+        ids = try txn.createDatabase(prefix + "ids")
+        docs = try txn.createDatabase(prefix + "docs")
+        terms = try txn.createDatabase(prefix + "terms")
+        postings = try txn.createDatabase(prefix + "postings")
+        values = try txn.createDatabase(prefix + "values")
+        meta = try txn.createDatabase(prefix + "meta")
+        self.queryAttributes = queryAttributes
+    }
+
+    /// A writer bound to `txn`. Call ``TextIndexWriter/flush()`` before the
+    /// transaction commits; make a new writer in each transaction (and in each
+    /// run of a write closure that LMDB repeats after growing the map).
+    public func writer(in txn: WriteTransaction) -> TextIndexWriter {
+        TextIndexWriter(index: self, transaction: txn)
+    }
+
+    /// The statistics as of `txn`.
+    public func statistics(in txn: ReadTransaction) throws -> IndexStatistics {
+        try meta.withValue(forKey: "stats", in: txn) { try IndexStatistics(decoding: $0) } ?? IndexStatistics()
+    }
+
+    /// The stored document of `kind` and `identifier`, or nil.
+    public func document(kind: String, identifier: String, in txn: ReadTransaction) throws -> IndexDocument? {
+        guard let id = try documentId(TextIndex.identityKey(kind: kind, identifier: identifier), in: txn) else { return nil }
+        return try docs.withValue(forKey: UInt32Key(id), in: txn) { try DocumentRecord.decode($0) }
+    }
+
+    /// Every stored document, by internal id (the order they were first added).
+    public func documents(in txn: ReadTransaction) throws -> [IndexDocument] {
+        var result: [IndexDocument] = []
+        let cursor = try docs.cursor(in: txn)
+        var entry = try cursor.firstBytes()
+        while let e = entry {
+            result.append(try DocumentRecord.decode(e.value))
+            entry = try cursor.nextBytes()
+        }
+        return result
+    }
+
+    /// The names ever used for text fields (key `fields` of `meta`: varint
+    /// count, then each name as varint length and UTF-8, sorted by bytes).
+    /// Only grows, until ``TextIndexWriter/removeAll()``. A query on a name
+    /// that was never a text field needs no postings.
+    func textFieldNames(in txn: ReadTransaction) throws -> Set<String> {
+        try meta.withValue(forKey: "fields", in: txn) { bytes in
+            var r = ByteReader(bytes)
+            let n = try r.int()
+            var names = Set<String>()
+            for _ in 0..<n { names.insert(try r.string()) }
+            return names
+        } ?? []
+    }
+
+    static func encodeNames(_ names: Set<String>) -> [UInt8] {
+        var w = ByteWriter()
+        let sorted = names.sorted(by: utf8Less)
+        w.varint(sorted.count)
+        for n in sorted { w.string(n) }
+        return w.bytes
+    }
+
+    func documentId(_ identity: [UInt8], in txn: ReadTransaction) throws -> UInt32? {
+        try ids.withValue(forKey: identity, in: txn) { bytes in
+            guard bytes.count == 4 else { throw TextIndexError.corrupt("document id") }
+            return UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))
+        }
+    }
+
+    /// `kind 0x00 identifier`, the key of database `ids`.
+    static func identityKey(kind: String, identifier: String) -> [UInt8] {
+        var key = Array(kind.utf8)
+        key.append(0)
+        key.append(contentsOf: identifier.utf8)
+        return key
+    }
+
+    /// `u32 block, term`, the key of database `postings`.
+    static func postingKey(block: UInt32, term: some Collection<UInt8>) -> [UInt8] {
+        var key = [UInt8]()
+        key.reserveCapacity(4 + term.count)
+        withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
+        key.append(contentsOf: term)
+        return key
+    }
+}
+
+/// A document id as a key: 4 bytes big-endian, so keys sort numerically.
+struct UInt32Key: LMDBCodable, Sendable {
+    var value: UInt32
+    init(_ value: UInt32) { self.value = value }
+
+    func withEncodedBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: value.bigEndian, body)
+    }
+
+    static func decode(lmdbBytes bytes: UnsafeRawBufferPointer) throws -> UInt32Key {
+        guard bytes.count == 4 else { throw TextIndexError.corrupt("document id key") }
+        return UInt32Key(UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self)))
+    }
+}

@@ -1,0 +1,33 @@
+/// What the text index rejects or finds broken.
+///
+/// ```swift
+/// do { try writer.upsert(doc) }
+/// catch TextIndexError.identifierTooLong(let id, let bytes) { … }
+/// ```
+public enum TextIndexError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// An identifier that is empty.
+    case emptyIdentifier(kind: String)
+    /// An identifier over ``TextIndex/maximumIdentifierLength`` UTF-8 bytes.
+    case identifierTooLong(String, bytes: Int)
+    /// A kind that is empty, longer than 64 bytes, or contains NUL.
+    case invalidKind(String)
+    /// A field or attribute name that is empty, longer than 64 bytes, or
+    /// contains NUL.
+    case invalidName(String)
+    /// The same name given both as a text field and as an attribute.
+    case duplicateName(String)
+    /// Stored bytes that do not decode.
+    case corrupt(String)
+
+    public var description: String {
+        switch self {
+        case .emptyIdentifier(let kind): "the identifier of a \(kind) document is empty"
+        case .identifierTooLong(let id, let n):
+            "the identifier \(id.prefix(40))… is \(n) UTF-8 bytes; at most \(TextIndex.maximumIdentifierLength) are allowed"
+        case .invalidKind(let kind): "the kind \(kind.debugDescription) is invalid: 1 to 64 UTF-8 bytes, no NUL"
+        case .invalidName(let name): "the name \(name.debugDescription) is invalid: 1 to 64 UTF-8 bytes, no NUL"
+        case .duplicateName(let name): "\(name) is given both as a text field and as an attribute"
+        case .corrupt(let what): "the text index is corrupt: \(what)"
+        }
+    }
+}

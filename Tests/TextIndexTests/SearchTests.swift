@@ -1,0 +1,92 @@
+import Foundation
+import LMDB
+import Testing
+import TextIndex
+
+@Suite("Free-text search")
+struct SearchTests {
+    @Test func everyWordMustMatchTheLastAsPrefix() throws {
+        let t = try TemporaryIndex()
+        try t.write { w in
+            try w.upsert(.item("a", title: "Oat latte", ["keywords": ["coffee"]]))
+            try w.upsert(.item("b", title: "Latte macchiato"))
+            try w.upsert(.item("c", title: "Green tea", ["contentDescription": ["no coffee here"]]))
+        }
+        #expect(Set(t.ids(try t.search("latte"))) == ["a", "b"])
+        #expect(t.ids(try t.search("oat lat")) == ["a"])
+        #expect(t.ids(try t.search("lat oat")) == [])  // "lat" is not last: exact only
+        #expect(Set(t.ids(try t.search("coff"))) == ["a", "c"])
+        #expect(t.ids(try t.search("COFFEE tea")) == ["c"])
+        #expect(try t.search("").isEmpty)
+        #expect(try t.search("zzz").isEmpty)
+    }
+
+    @Test func titleOutranksDisplayNameOutranksDescription() throws {
+        let t = try TemporaryIndex()
+        try t.write { w in
+            try w.upsert(.item("desc", title: "x", ["contentDescription": ["spotlight"]]))
+            try w.upsert(.item("name", title: "y", ["displayName": ["spotlight"]]))
+            try w.upsert(.item("title", title: "spotlight"))
+        }
+        #expect(t.ids(try t.search("spotlight")) == ["title", "name", "desc"])
+    }
+
+    @Test func tiesAreOrderedByIdentifierAndLimitApplies() throws {
+        let t = try TemporaryIndex()
+        try t.write { w in
+            for id in ["d", "b", "a", "c", "e"] { try w.upsert(.item(id, title: "same")) }
+        }
+        #expect(t.ids(try t.search("same")) == ["a", "b", "c", "d", "e"])
+        #expect(t.ids(try t.search("same", limit: 2)) == ["a", "b"])
+    }
+
+    @Test func expiredDocumentsAreLeftOut() throws {
+        let t = try TemporaryIndex()
+        let now = TemporaryIndex.now
+        try t.write { w in
+            try w.upsert(.item("old", title: "news", expires: now))
+            try w.upsert(.item("new", title: "news", expires: now.addingTimeInterval(1)))
+            try w.upsert(.item("forever", title: "news"))
+        }
+        #expect(t.ids(try t.search("news", now: now)) == ["forever", "new"])
+        #expect(t.ids(try t.search("news", now: now.addingTimeInterval(-1))) == ["forever", "new", "old"])
+    }
+
+    @Test func replaceAndRemoveChangeResults() throws {
+        let t = try TemporaryIndex()
+        try t.write { w in try w.upsert(.item("a", title: "alpha")) }
+        try t.write { w in try w.upsert(.item("a", title: "beta")) }
+        #expect(try t.search("alpha").isEmpty)
+        #expect(t.ids(try t.search("beta")) == ["a"])
+        try t.write { w in
+            let removed = try w.remove(kind: "item", identifier: "a")
+            #expect(removed)
+        }
+        #expect(try t.search("beta").isEmpty)
+        try t.write { w in
+            let removed = try w.remove(kind: "item", identifier: "a")
+            #expect(!removed)
+        }
+        let stats = try t.environment.read { try t.index.statistics(in: $0) }
+        #expect(stats.documentCount == 0)
+        #expect(stats.totalLengths.allSatisfy { $0 == 0 })
+    }
+
+    @Test func keywordsAreAlsoKeptWhole() throws {
+        let t = try TemporaryIndex()
+        try t.write { w in try w.upsert(.item("g", title: "0ad", ["keywords": ["game::strategy"]])) }
+        #expect(t.ids(try t.search("strategy")) == ["g"])
+        #expect(t.ids(try t.search("game::strategy")) == ["g"])
+        #expect(t.ids(try t.query(#"keywords == "game::strategy""#)) == ["g"])
+    }
+
+    @Test func identifiersAreChecked() throws {
+        let t = try TemporaryIndex()
+        try t.write { w in
+            #expect(throws: TextIndexError.self) { try w.upsert(.item("")) }
+            #expect(throws: TextIndexError.self) { try w.upsert(.item(String(repeating: "x", count: 257))) }
+            try w.upsert(.item(String(repeating: "x", count: 256), title: "ok"))
+        }
+        #expect(try t.search("ok").count == 1)
+    }
+}
