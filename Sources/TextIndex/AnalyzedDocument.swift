@@ -9,9 +9,11 @@
 /// ```
 ///
 /// Rules: every word of a field counts once toward its length and its term.
-/// A word with lowercase-to-uppercase changes (`MyWindowClass`) also adds
-/// its parts as terms (`my`, `window`, `class`), not counted in the length,
-/// so that `"Window"w` and free text `window` find it. Each value of
+/// A compound word also adds its parts as terms, once each, not counted in
+/// the length: the parts at lowercase-to-uppercase changes (`MyWindowClass`:
+/// `my`, `window`, `class`, so that `"Window"w` finds it) and its runs of
+/// letters and of digits (`kdiff3`: `kdiff`, `3`; `wiki.virtualsquare.org`:
+/// `wiki`, `virtualsquare`, `org`), so that a reader's word finds it. Each value of
 /// `keywords` is also a term whole (`game::strategy`) when it is more than
 /// one word.
 struct AnalyzedDocument {
@@ -21,7 +23,7 @@ struct AnalyzedDocument {
     var fieldLengths = [UInt32](repeating: 0, count: IndexField.count)
 
     init(_ doc: IndexDocument, tokenizer: inout Tokenizer, ranges: inout [Range<Int>]) {
-        var counts: [[UInt8]: SIMD8<UInt16>] = [:]
+        var counts: [TermKey: SIMD8<UInt16>] = [:]
         counts.reserveCapacity(64)
         // Sorted names: the result must not depend on dictionary order (it
         // does not anyway, counts are summed, but keep it obviously so).
@@ -38,19 +40,24 @@ struct AnalyzedDocument {
                         let term = tokenizer.fold(word)
                         if term.isEmpty { continue }
                         words += 1
-                        counts[term, default: SIMD8()][slot] &+= 1
-                        let parts = Tokenizer.camelParts(word)
-                        if parts.count > 1 {
-                            for p in parts {
-                                let part = tokenizer.fold(UnsafeBufferPointer(rebasing: word[p]))
-                                if !part.isEmpty { counts[part, default: SIMD8()][slot] &+= 1 }
-                            }
+                        counts[TermKey(term: term), default: SIMD8()][slot] &+= 1
+                        if Tokenizer.isSimpleASCII(word) { continue }
+                        // Parts of compounds, once each (besides the word itself).
+                        var parts = Tokenizer.camelParts(word)
+                        if parts.count == 1 { parts.removeAll() }
+                        let runs = Tokenizer.alphanumericRuns(word)
+                        if runs.count > 1 { parts.append(contentsOf: runs) }
+                        if parts.isEmpty { continue }
+                        var seen = Set<[UInt8]>([term])
+                        for p in parts {
+                            let part = tokenizer.fold(UnsafeBufferPointer(rebasing: word[p]))
+                            if !part.isEmpty && seen.insert(part).inserted { counts[TermKey(term: part), default: SIMD8()][slot] &+= 1 }
                         }
                     }
                     if field == .keywords && (ranges.count > 1 || (ranges.count == 1 && ranges[0] != 0..<bytes.count)) {
                         let whole = tokenizer.fold(bytes)
                         if !whole.isEmpty {
-                            counts[whole, default: SIMD8()][slot] &+= 1
+                            counts[TermKey(term: whole), default: SIMD8()][slot] &+= 1
                         }
                     }
                     fieldLengths[slot] &+= UInt32(words)
@@ -58,11 +65,12 @@ struct AnalyzedDocument {
             }
         }
         let norms = fieldLengths.map { FieldNorm.encode(Int($0)) }
-        let sorted = counts.keys.sorted { $0.lexicographicallyPrecedes($1) }
-        terms.reserveCapacity(sorted.count)
-        payloads.reserveCapacity(sorted.count)
-        for term in sorted {
-            let tf = counts[term]!
+        let entries = Array(counts)
+        let order = ByteOrder.order(of: entries.map(\.key.term))
+        terms.reserveCapacity(order.count)
+        payloads.reserveCapacity(order.count)
+        for i in order {
+            let (term, tf) = entries[i]
             var mask: UInt8 = 0
             for i in 0..<IndexField.count where tf[i] > 0 { mask |= 1 << UInt8(i) }
             var w = ByteWriter(capacity: 6)
@@ -71,7 +79,7 @@ struct AnalyzedDocument {
                 w.varint(UInt64(tf[i]))
                 w.byte(norms[i])
             }
-            terms.append(term)
+            terms.append(term.term)
             payloads.append(w.bytes)
         }
     }

@@ -104,7 +104,7 @@ public final class TextIndexWriter {
     public func flush() throws {
         guard !pending.isEmpty else { return }
         if stats == nil { stats = try index.statistics(in: txn) }
-        var changes: [[UInt8]: [PostingChange]] = [:]
+        var changes: [TermKey: [PostingChange]] = [:]
         changes.reserveCapacity(pending.count * 16)
         var removedValues = Set<[UInt8]>()
         var addedValues = Set<[UInt8]>()
@@ -119,7 +119,7 @@ public final class TextIndexWriter {
             // What the stored version put in: remove it.
             if let oldLengths = try index.terms.withValue(forKey: idKey, in: txn, { bytes in
                 try ForwardRecord.decode(bytes) { term in
-                    changes[TextIndex.postingKey(block: block, term: term), default: []]
+                    changes[TermKey(block: block, term: term), default: []]
                         .append(PostingChange(offset: offset, payload: nil))
                 }
             }) {
@@ -131,7 +131,7 @@ public final class TextIndexWriter {
             switch pending[id]! {
             case .upsert(let doc, let identity, let analyzed):
                 for (term, payload) in zip(analyzed.terms, analyzed.payloads) {
-                    changes[TextIndex.postingKey(block: block, term: term), default: []]
+                    changes[TermKey(block: block, term: term), default: []]
                         .append(PostingChange(offset: offset, payload: payload))
                 }
                 stats!.add(analyzed.fieldLengths)
@@ -150,9 +150,12 @@ public final class TextIndexWriter {
         pending.removeAll(keepingCapacity: true)
 
         // Postings: one read and one write per key, in key order.
-        let keys = changes.keys.sorted { $0.lexicographicallyPrecedes($1) }
-        for key in keys {
-            let list = changes[key]!
+        let entries = Array(changes)
+        changes.removeAll()
+        let order = ByteOrder.order(of: entries.map(\.key.term), prefixes: entries.map(\.key.block))
+        for i in order {
+            let (termKey, list) = entries[i]
+            let key = TextIndex.postingKey(block: termKey.block, term: termKey.term)
             let merged = try index.postings.withValue(forKey: key, in: txn) { existing in
                 try PostingList.merge(existing, changes: list[...])
             }

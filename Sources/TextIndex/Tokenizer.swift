@@ -223,6 +223,64 @@ public struct Tokenizer {
         return parts
     }
 
+    /// Whether an ASCII word is one run of lowercase letters or of digits
+    /// (then it has no parts): the common case, checked without allocating.
+    @inline(__always)
+    static func isSimpleASCII(_ word: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = word.first else { return true }
+        if first &- 0x30 < 10 { return word.allSatisfy { $0 &- 0x30 < 10 } }
+        // Lowercase letters, optionally after one capital (`Window`).
+        let rest = first &- 0x41 < 26 ? word.dropFirst() : word[...]
+        return rest.allSatisfy { $0 &- 0x61 < 26 }
+    }
+
+    /// The runs of letters and of digits in `word` (`kdiff3` → `kdiff`, `3`;
+    /// `wiki.virtualsquare.org` → `wiki`, `virtualsquare`, `org`), as byte
+    /// ranges: indexed besides the whole word so that a reader's word finds
+    /// it inside such compounds. Combining marks stay with their letters.
+    static func alphanumericRuns(_ word: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
+        var runs: [Range<Int>] = []
+        var start = -1
+        var kind = 0  // 0 none, 1 letters, 2 digits
+        var offset = 0
+        var iterator = word.makeIterator()
+        var decoder = UTF8()
+        func close(_ at: Int) {
+            if start >= 0 { runs.append(start..<at) }
+            start = -1
+            kind = 0
+        }
+        loop: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let s):
+                let p = s.properties
+                let k: Int
+                if s.isASCII {
+                    let b = UInt8(s.value)
+                    k = b &- 0x30 < 10 ? 2 : ((b | 0x20) &- 0x61 < 26 ? 1 : 0)
+                } else if p.numericType != nil {
+                    k = 2
+                } else if p.isAlphabetic || p.generalCategory == .nonspacingMark || p.generalCategory == .spacingMark {
+                    k = 1
+                } else {
+                    k = 0
+                }
+                if k != kind {
+                    close(offset)
+                    if k != 0 { start = offset; kind = k }
+                }
+                offset += UTF8.width(s)
+            case .error:
+                close(offset)
+                offset += 1
+            case .emptyInput:
+                break loop
+            }
+        }
+        close(offset)
+        return runs
+    }
+
     /// The parts of `word` split at lowercase-to-uppercase changes.
     public static func camelParts(_ word: String) -> [String] {
         var copy = word
