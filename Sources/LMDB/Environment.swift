@@ -137,12 +137,16 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// Doubles the map (`mdb_env_set_mapsize`) once no transaction of this
-    /// process is open. Adopts first a larger size another process set.
+    /// process is open, starting from the larger of this process's size and
+    /// the committed one (another process may have grown it). Size 0 adopts
+    /// the committed size, which lags ours until a grown write commits: doubling
+    /// that alone would loop forever on a write larger than twice it.
     private func grow() throws {
         try gate.exclusively {
+            let ours = info().mapSize
             try check(mdb_env_set_mapsize(pointer, 0), "mdb_env_set_mapsize")
-            let current = info().mapSize
-            try check(mdb_env_set_mapsize(pointer, current * 2), "mdb_env_set_mapsize")
+            let committed = info().mapSize
+            try check(mdb_env_set_mapsize(pointer, max(ours, committed) * 2), "mdb_env_set_mapsize")
         }
     }
 
