@@ -32,36 +32,12 @@ struct AnalyzedDocument {
             let slot = field.slot
             for value in doc.fields[name]! {
                 var copy = value
-                copy.withUTF8 { bytes in
-                    tokenizer.wordRanges(in: bytes, into: &ranges)
-                    var words = 0
-                    for r in ranges {
-                        let word = UnsafeBufferPointer(rebasing: bytes[r])
-                        let term = tokenizer.fold(word)
-                        if term.isEmpty { continue }
-                        words += 1
+                let words = copy.withUTF8 { bytes in
+                    tokenizer.forEachIndexTerm(in: bytes, keepWhole: field == .keywords, ranges: &ranges) { term, _ in
                         counts[TermKey(term: term), default: SIMD8()][slot] &+= 1
-                        if Tokenizer.isSimpleASCII(word) { continue }
-                        // Parts of compounds, once each (besides the word itself).
-                        var parts = Tokenizer.camelParts(word)
-                        if parts.count == 1 { parts.removeAll() }
-                        let runs = Tokenizer.alphanumericRuns(word)
-                        if runs.count > 1 { parts.append(contentsOf: runs) }
-                        if parts.isEmpty { continue }
-                        var seen = Set<[UInt8]>([term])
-                        for p in parts {
-                            let part = tokenizer.fold(UnsafeBufferPointer(rebasing: word[p]))
-                            if !part.isEmpty && seen.insert(part).inserted { counts[TermKey(term: part), default: SIMD8()][slot] &+= 1 }
-                        }
                     }
-                    if field == .keywords && (ranges.count > 1 || (ranges.count == 1 && ranges[0] != 0..<bytes.count)) {
-                        let whole = tokenizer.fold(bytes)
-                        if !whole.isEmpty {
-                            counts[TermKey(term: whole), default: SIMD8()][slot] &+= 1
-                        }
-                    }
-                    fieldLengths[slot] &+= UInt32(words)
                 }
+                fieldLengths[slot] &+= UInt32(words)
             }
         }
         let norms = fieldLengths.map { FieldNorm.encode(Int($0)) }

@@ -103,6 +103,64 @@ public struct Tokenizer {
         return result
     }
 
+    /// Calls `body` with each term the index takes from one field value:
+    /// each word folded (`isWord` true: it counts toward the field's length),
+    /// then the parts of compound words (see ``indexTerms(_:keepWhole:)``),
+    /// then, with `keepWhole`, the whole value when it is more than one word.
+    /// Returns the number of words.
+    mutating func forEachIndexTerm(in bytes: UnsafeBufferPointer<UInt8>, keepWhole: Bool, ranges: inout [Range<Int>],
+                                   _ body: (_ term: [UInt8], _ isWord: Bool) -> Void) -> Int {
+        wordRanges(in: bytes, into: &ranges)
+        var words = 0
+        for r in ranges {
+            let word = UnsafeBufferPointer(rebasing: bytes[r])
+            let term = fold(word)
+            if term.isEmpty { continue }
+            words += 1
+            body(term, true)
+            if Tokenizer.isSimpleASCII(word) { continue }
+            // Parts of compounds, once each (besides the word itself).
+            var parts = Tokenizer.camelParts(word)
+            if parts.count == 1 { parts.removeAll() }
+            let runs = Tokenizer.alphanumericRuns(word)
+            if runs.count > 1 { parts.append(contentsOf: runs) }
+            if parts.isEmpty { continue }
+            var seen = Set<[UInt8]>([term])
+            for p in parts {
+                let part = fold(UnsafeBufferPointer(rebasing: word[p]))
+                if !part.isEmpty && seen.insert(part).inserted { body(part, false) }
+            }
+        }
+        if keepWhole && (ranges.count > 1 || (ranges.count == 1 && ranges[0] != 0..<bytes.count)) {
+            let whole = fold(bytes)
+            if !whole.isEmpty { body(whole, false) }
+        }
+        return words
+    }
+
+    /// The terms the index takes from `text`, in order, repeats kept: its
+    /// words folded; for a compound word also its parts at lowercase-to-
+    /// uppercase changes (`MyWindowClass`: `my`, `window`, `class`) and its
+    /// runs of letters and of digits (`kdiff3`: `kdiff`, `3`;
+    /// `wiki.virtualsquare.org`: `wiki`, `virtualsquare`, `org`); with
+    /// `keepWhole` (keywords), the whole text folded when it is more than
+    /// one word (`game::strategy`).
+    ///
+    /// ```swift
+    /// tokenizer.indexTerms("MyWindowClass 2")   // ["mywindowclass", "my", "window", "class", "2"]
+    /// ```
+    public mutating func indexTerms(_ text: String, keepWhole: Bool = false) -> [String] {
+        var copy = text
+        var ranges: [Range<Int>] = []
+        var result: [String] = []
+        _ = copy.withUTF8 { bytes in
+            forEachIndexTerm(in: bytes, keepWhole: keepWhole, ranges: &ranges) { term, _ in
+                result.append(String(decoding: term, as: UTF8.self))
+            }
+        }
+        return result
+    }
+
     /// `word` folded for the index and cut to ``maximumTermLength``; the
     /// buffer is reused by the next call.
     mutating func fold(_ word: UnsafeBufferPointer<UInt8>, _ options: TextFolding.Options = .index) -> [UInt8] {
