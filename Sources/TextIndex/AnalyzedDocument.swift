@@ -1,62 +1,78 @@
-/// What a document contributes to the postings: its distinct terms, sorted
-/// by bytes, each with the posting payload (field mask, then per field term
-/// frequency and length norm), and its field lengths for BM25 statistics.
+/// What a document contributes to the postings: its distinct terms (ids in
+/// the writer's ``TermTable``), each with the posting payload (field mask,
+/// then per field term frequency and length norm), and its field lengths
+/// for the BM25 statistics.
 ///
 /// ```swift
-/// var tokenizer = Tokenizer()
-/// let a = AnalyzedDocument(doc, tokenizer: &tokenizer)
-/// a.terms      // [[UInt8]] sorted, e.g. "coffee", "game", "game::strategy", "latte", "oat", "strategy"
+/// let a = AnalyzedDocument(doc, tokenizer: &tokenizer, ranges: &ranges, table: &table, scratch: &scratch)
+/// a.termIds        // ascending term ids
+/// a.payload(0)     // mask, tf, norm… of the first
 /// ```
 ///
-/// Rules: every word of a field counts once toward its length and its term.
-/// A compound word also adds its parts as terms, once each, not counted in
-/// the length: the parts at lowercase-to-uppercase changes (`MyWindowClass`:
-/// `my`, `window`, `class`, so that `"Window"w` finds it) and its runs of
-/// letters and of digits (`kdiff3`: `kdiff`, `3`; `wiki.virtualsquare.org`:
-/// `wiki`, `virtualsquare`, `org`), so that a reader's word finds it. Each value of
-/// `keywords` is also a term whole (`game::strategy`) when it is more than
-/// one word.
+/// Rules (``Tokenizer/indexTerms(_:keepWhole:)``): every word of a field
+/// counts once toward its length and its term; compound words add their
+/// parts as terms (not counted in the length); each value of `keywords` is
+/// also a term whole when it is more than one word.
 struct AnalyzedDocument {
-    var terms: [[UInt8]] = []
-    var payloads: [[UInt8]] = []
+    /// Distinct term ids, ascending.
+    var termIds: [Int32] = []
+    /// Payloads, concatenated in the order of `termIds`.
+    var payloads: [UInt8] = []
+    var payloadEnds: [Int32] = []
     /// Words per field slot.
     var fieldLengths = [UInt32](repeating: 0, count: IndexField.count)
 
-    init(_ doc: IndexDocument, tokenizer: inout Tokenizer, ranges: inout [Range<Int>]) {
-        var counts: [TermKey: SIMD8<UInt16>] = [:]
-        counts.reserveCapacity(64)
-        // Sorted names: the result must not depend on dictionary order (it
-        // does not anyway, counts are summed, but keep it obviously so).
-        for name in doc.fields.keys.sorted(by: utf8Less) {
+    init(_ doc: IndexDocument, tokenizer: inout Tokenizer, ranges: inout [Range<Int>],
+         table: inout TermTable, scratch occurrences: inout [UInt64]) {
+        occurrences.removeAll(keepingCapacity: true)
+        for (name, values) in doc.fields {
             let field = IndexField(name: name)
-            let slot = field.slot
-            for value in doc.fields[name]! {
+            let slot = UInt64(field.slot)
+            for value in values {
                 var copy = value
                 let words = copy.withUTF8 { bytes in
                     tokenizer.forEachIndexTerm(in: bytes, keepWhole: field == .keywords, ranges: &ranges) { term, _ in
-                        counts[TermKey(term: term), default: SIMD8()][slot] &+= 1
+                        occurrences.append(UInt64(UInt32(table.intern(term))) << 8 | slot)
                     }
                 }
-                fieldLengths[slot] &+= UInt32(words)
+                fieldLengths[field.slot] &+= UInt32(words)
             }
         }
+        // Sorting (term id, slot) pairs groups each term's fields, low slot first.
+        occurrences.sort()
         let norms = fieldLengths.map { FieldNorm.encode(Int($0)) }
-        let entries = Array(counts)
-        let order = ByteOrder.order(of: entries.map(\.key.term))
-        terms.reserveCapacity(order.count)
-        payloads.reserveCapacity(order.count)
-        for i in order {
-            let (term, tf) = entries[i]
+        termIds.reserveCapacity(occurrences.count / 2)
+        payloads.reserveCapacity(occurrences.count * 2)
+        var i = 0
+        var tf = [UInt32](repeating: 0, count: IndexField.count)
+        while i < occurrences.count {
+            let term = occurrences[i] >> 8
             var mask: UInt8 = 0
-            for i in 0..<IndexField.count where tf[i] > 0 { mask |= 1 << UInt8(i) }
-            var w = ByteWriter(capacity: 6)
-            w.byte(mask)
-            for i in 0..<IndexField.count where tf[i] > 0 {
-                w.varint(UInt64(tf[i]))
-                w.byte(norms[i])
+            while i < occurrences.count && occurrences[i] >> 8 == term {
+                let slot = Int(occurrences[i] & 0xFF)
+                if mask & (1 << UInt8(slot)) == 0 { tf[slot] = 0 }
+                mask |= 1 << UInt8(slot)
+                tf[slot] &+= 1
+                i += 1
             }
-            terms.append(term.term)
-            payloads.append(w.bytes)
+            termIds.append(Int32(truncatingIfNeeded: term))
+            payloads.append(mask)
+            var m = mask
+            while m != 0 {
+                let slot = m.trailingZeroBitCount
+                m &= m - 1
+                var v = min(tf[slot], UInt32(UInt16.max))
+                while v >= 0x80 { payloads.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
+                payloads.append(UInt8(v))
+                payloads.append(norms[slot])
+            }
+            payloadEnds.append(Int32(payloads.count))
         }
+    }
+
+    /// The payload of the `k`-th term.
+    func payload(_ k: Int) -> ArraySlice<UInt8> {
+        let start = k == 0 ? 0 : Int(payloadEnds[k - 1])
+        return payloads[start..<Int(payloadEnds[k])]
     }
 }

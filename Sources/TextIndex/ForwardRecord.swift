@@ -12,32 +12,34 @@
 /// ```
 ///
 /// ```swift
-/// let bytes = ForwardRecord.encode(analyzed)
-/// try ForwardRecord.decode(buffer) { term in … }   // lengths returned
+/// let bytes = ForwardRecord.encode(analyzed, table: table, ranks: ranks)
+/// let lengths = try ForwardRecord.decode(buffer) { term in … }
 /// ```
 enum ForwardRecord {
     static let format: UInt8 = 1
 
-    static func encode(_ a: AnalyzedDocument) -> [UInt8] {
-        var w = ByteWriter(capacity: 16 + a.terms.count * 6)
+    /// Encodes into `w` the terms of `a` in byte order (`ranks` from the table).
+    static func encode(_ a: AnalyzedDocument, table: TermTable, ranks: [Int32], into w: inout ByteWriter) {
+        w.bytes.removeAll(keepingCapacity: true)
         w.byte(format)
         for l in a.fieldLengths { w.varint(UInt64(l)) }
-        w.varint(a.terms.count)
-        var previous: [UInt8] = []
-        for term in a.terms {
+        w.varint(a.termIds.count)
+        let sorted = a.termIds.sorted { ranks[Int($0)] < ranks[Int($1)] }
+        var previous: ArraySlice<UInt8> = []
+        for id in sorted {
+            let term = table.bytes(id)
             var shared = 0
             let limit = min(previous.count, term.count)
-            while shared < limit && previous[shared] == term[shared] { shared += 1 }
+            while shared < limit && previous[previous.startIndex + shared] == term[term.startIndex + shared] { shared += 1 }
             w.varint(shared)
             w.varint(term.count - shared)
-            w.bytes.append(contentsOf: term[shared...])
+            w.bytes.append(contentsOf: term.dropFirst(shared))
             previous = term
         }
-        return w.bytes
     }
 
     /// Calls `body` with each term; returns the field lengths.
-    static func decode(_ bytes: UnsafeRawBufferPointer, _ body: ([UInt8]) throws -> Void) throws -> [UInt32] {
+    static func decode(_ bytes: UnsafeRawBufferPointer, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> [UInt32] {
         var r = ByteReader(bytes)
         guard try r.byte() == format else { throw TextIndexError.corrupt("forward record format") }
         var lengths = [UInt32](repeating: 0, count: IndexField.count)
@@ -50,7 +52,7 @@ enum ForwardRecord {
             guard shared <= term.count else { throw TextIndexError.corrupt("forward record prefix") }
             term.removeLast(term.count - shared)
             term.append(contentsOf: try r.bytes(suffix))
-            try body(term)
+            try term.withUnsafeBufferPointer { try body($0) }
         }
         return lengths
     }

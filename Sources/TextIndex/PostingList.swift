@@ -3,22 +3,33 @@
 ///
 /// ```
 /// varint  count of documents
+/// u16     offset of the last document (big-endian), so that a flush can
+///         append without decoding what is there
 /// then per document, by increasing offset:
 ///   varint  offset − previous offset (the first: the offset itself)
 ///   u8      field mask (bit i: the term occurs in field slot i)
 ///   per set bit, low to high:  varint term frequency, u8 field length norm
 /// ```
 ///
-/// A flush merges its changes into the stored value once per key.
+/// A flush merges all its changes to a key into the stored value at once.
 ///
 /// ```swift
-/// let merged = PostingList.merge(existing, changes: [(offset: 7, payload: [0b1, 1, 3])])
+/// var out: [UInt8] = []
+/// let nonEmpty = try PostingList.merge(existing, changes, payloads: arena, into: &out)
 /// ```
 enum PostingList {
     /// The number of documents in a stored value.
     static func count(_ bytes: UnsafeRawBufferPointer) throws -> Int {
         var r = ByteReader(bytes)
         return try r.int()
+    }
+
+    /// Count, last offset, and where the entries start.
+    static func header(_ bytes: UnsafeRawBufferPointer) throws -> (count: Int, last: Int, body: Int) {
+        var r = ByteReader(bytes)
+        let count = try r.int()
+        let hi = try r.byte(), lo = try r.byte()
+        return (count, Int(hi) << 8 | Int(lo), r.offset)
     }
 
     /// The length of the payload starting at `offset` in `bytes`.
@@ -33,39 +44,67 @@ enum PostingList {
         return r.offset - offset
     }
 
-    /// Merges `changes` (sorted by offset; a later change of the same offset
-    /// wins; `nil` removes) into `existing` (nil when the key is absent).
-    /// Returns the new value, or nil when no document is left.
-    static func merge(_ existing: UnsafeRawBufferPointer?, changes: ArraySlice<PostingChange>) throws -> [UInt8]? {
-        var out = ByteWriter(capacity: (existing?.count ?? 0) + changes.count * 6 + 4)
+    @inline(__always)
+    static func appendVarint(_ value: Int, to out: inout [UInt8]) {
+        var v = UInt(value)
+        while v >= 0x80 { out.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
+        out.append(UInt8(v))
+    }
+
+    /// Merges `changes` (sorted by offset; for one offset a removal comes
+    /// before a set, and the last one wins) into `existing` (nil when the
+    /// key is absent), writing the new value into `out`. Returns false when
+    /// no document is left (the key is to be deleted).
+    static func merge(_ existing: UnsafeRawBufferPointer?, _ changes: ArraySlice<PostingChange>,
+                      payloads: [UInt8], into out: inout [UInt8]) throws -> Bool {
+        out.removeAll(keepingCapacity: true)
+        var body: [UInt8] = []
         var count = 0
-        var body = ByteWriter(capacity: (existing?.count ?? 0) + changes.count * 6)
-        var previous = 0
-        var first = true
-        func emit(_ offset: Int, _ payload: UnsafeRawBufferPointer) {
-            body.varint(first ? offset : offset - previous)
-            body.bytes.append(contentsOf: payload)
-            previous = offset
-            first = false
+        var last = -1
+        let head = try existing.map { try header($0) }
+
+        // Fast path: only new documents after the last one (a growing block).
+        if let head, let first = changes.first, Int(first.offset) > head.last,
+           changes.allSatisfy({ $0.isSet }) {
+            let existing = existing!
+            count = head.count
+            last = head.last
+            appendVarint(count + changes.count, to: &out)
+            let newLast = Int(changes.last!.offset)
+            out.append(UInt8(newLast >> 8))
+            out.append(UInt8(newLast & 0xFF))
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: existing[head.body...]))
+            for c in changes {
+                appendVarint(Int(c.offset) - last, to: &out)
+                out.append(contentsOf: payloads[Int(c.payloadStart)..<Int(c.payloadEnd)])
+                last = Int(c.offset)
+            }
+            return true
+        }
+
+        body.reserveCapacity((existing?.count ?? 0) + changes.count * 6)
+        func emit(_ offset: Int, _ payload: some Collection<UInt8>) {
+            appendVarint(last < 0 ? offset : offset - last, to: &body)
+            body.append(contentsOf: payload)
+            last = offset
             count += 1
         }
-        var r = existing.map { ByteReader($0) }
-        var remaining = try r?.int() ?? 0
+        var reader = existing.map { ByteReader($0, offset: head!.body) }
+        var remaining = head?.count ?? 0
         var existingOffset = -1
         var existingPayload = UnsafeRawBufferPointer(start: nil, count: 0)
         func advance() throws {
-            guard remaining > 0, var reader = r else { existingOffset = Int.max; return }
-            let delta = try reader.int()
+            guard remaining > 0, var r = reader else { existingOffset = Int.max; return }
+            let delta = try r.int()
             existingOffset = existingOffset < 0 ? delta : existingOffset + delta
-            let n = try payloadLength(reader.base, at: reader.offset)
-            existingPayload = try reader.bytes(n)
-            r = reader
+            let n = try payloadLength(r.base, at: r.offset)
+            existingPayload = try r.bytes(n)
+            reader = r
             remaining -= 1
         }
         try advance()
         var i = changes.startIndex
         while i < changes.endIndex {
-            // The last change for this offset wins.
             var j = i
             while j + 1 < changes.endIndex && changes[j + 1].offset == changes[i].offset { j += 1 }
             let change = changes[j]
@@ -75,25 +114,40 @@ enum PostingList {
                 try advance()
             }
             if existingOffset == offset { try advance() }
-            if let payload = change.payload {
-                payload.withUnsafeBytes { emit(offset, $0) }
-            }
+            if change.isSet { emit(offset, payloads[Int(change.payloadStart)..<Int(change.payloadEnd)]) }
             i = j + 1
         }
         while existingOffset != Int.max {
             emit(existingOffset, existingPayload)
             try advance()
         }
-        guard count > 0 else { return nil }
-        out.varint(count)
-        out.bytes.append(contentsOf: body.bytes)
-        return out.bytes
+        guard count > 0 else { return false }
+        appendVarint(count, to: &out)
+        out.append(UInt8(last >> 8))
+        out.append(UInt8(last & 0xFF))
+        out.append(contentsOf: body)
+        return true
     }
 }
 
-/// One document's change to a postings key: its offset in the block and
-/// its new payload, or nil to remove it.
+/// One document's change to a postings key, as a flush collects them.
+/// `key` packs block (20 bits), term rank (31 bits), offset (12 bits) and
+/// set-or-remove (1 bit), so that sorting the changes sorts them by postings
+/// key, then offset, removals first.
 struct PostingChange {
-    var offset: UInt16
-    var payload: [UInt8]?
+    var key: UInt64
+    var termId: Int32
+    /// Range of the payload in the flush's payload arena; start −1: a removal.
+    var payloadStart: Int32
+    var payloadEnd: Int32
+
+    var isSet: Bool { payloadStart >= 0 }
+    var offset: UInt16 { UInt16(truncatingIfNeeded: (key >> 1) & 0xFFF) }
+    /// Block and rank: the postings key.
+    var group: UInt64 { key >> 13 }
+    var block: UInt32 { UInt32(truncatingIfNeeded: key >> 44) }
+
+    static func key(block: UInt32, rank: Int32, offset: UInt16, isSet: Bool) -> UInt64 {
+        UInt64(block) << 44 | UInt64(UInt32(rank)) << 13 | UInt64(offset) << 1 | (isSet ? 1 : 0)
+    }
 }

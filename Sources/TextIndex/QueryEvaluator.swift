@@ -203,6 +203,7 @@ struct QueryEvaluator {
             while let e = entry, e.key.starts(with: key) {
                 var r = ByteReader(e.value)
                 let count = try r.int()
+                r.offset += 2  // the last offset
                 var offset = -1
                 for _ in 0..<count {
                     let delta = try r.int()

@@ -213,6 +213,7 @@ struct Searcher {
                     matched: inout [UInt8], best: inout [Double], touched: inout [Int]) throws {
         var r = ByteReader(bytes)
         let count = try r.int()
+        r.offset += 2  // the last offset
         var offset = -1
         let r8 = UInt8(truncatingIfNeeded: rank)
         try factor.withUnsafeBufferPointer { factor in

@@ -25,6 +25,9 @@ public final class TextIndexWriter {
     let txn: WriteTransaction
     var tokenizer = Tokenizer()
     var ranges: [Range<Int>] = []
+    var occurrences: [UInt64] = []
+    /// The terms of the pending documents (and, during a flush, of the ones they replace).
+    var table = TermTable()
     var stats: IndexStatistics?
     /// Identity key → document id, for identities touched in this transaction.
     var identities: [[UInt8]: UInt32] = [:]
@@ -48,7 +51,7 @@ public final class TextIndexWriter {
         try doc.validate()
         let identity = TextIndex.identityKey(kind: doc.kind, identifier: doc.identifier)
         let id = try documentId(identity, allocate: true)!
-        let analyzed = AnalyzedDocument(doc, tokenizer: &tokenizer, ranges: &ranges)
+        let analyzed = AnalyzedDocument(doc, tokenizer: &tokenizer, ranges: &ranges, table: &table, scratch: &occurrences)
         pending[id] = .upsert(doc, identity: identity, analyzed)
         if pending.count >= TextIndexWriter.autoFlushCount { try flush() }
     }
@@ -58,13 +61,7 @@ public final class TextIndexWriter {
     public func remove(kind: String, identifier: String) throws -> Bool {
         let identity = TextIndex.identityKey(kind: kind, identifier: identifier)
         guard let id = try documentId(identity, allocate: false) else { return false }
-        switch pending[id] {
-        case .remove: return false
-        case .upsert: break
-        case nil:
-            // Known only from the ids database: it exists.
-            break
-        }
+        if case .remove = pending[id] { return false }
         pending[id] = .remove(identity: identity)
         return true
     }
@@ -73,6 +70,7 @@ public final class TextIndexWriter {
     public func removeAll() throws {
         pending.removeAll()
         identities.removeAll()
+        table.removeAll()
         try index.ids.removeAll(in: txn)
         try index.docs.removeAll(in: txn)
         try index.terms.removeAll(in: txn)
@@ -100,27 +98,28 @@ public final class TextIndexWriter {
         return id
     }
 
-    /// Writes what was accumulated: each postings key once, sorted.
+    /// Writes what was accumulated: each postings key read and written once,
+    /// everything in key order.
     public func flush() throws {
         guard !pending.isEmpty else { return }
         if stats == nil { stats = try index.statistics(in: txn) }
-        var changes: [TermKey: [PostingChange]] = [:]
-        changes.reserveCapacity(pending.count * 16)
+        var changes: [PostingChange] = []
+        changes.reserveCapacity(pending.count * 64)
+        var arena: [UInt8] = []
+        arena.reserveCapacity(pending.count * 256)
         var removedValues = Set<[UInt8]>()
         var addedValues = Set<[UInt8]>()
         var fieldNames = Set<String>()
+        let ids = pending.keys.sorted()
 
-        for id in pending.keys.sorted() {
-            let block = id >> TextIndex.blockShift
-            let offset = UInt16(id & UInt32(TextIndex.blockSize - 1))
+        // 1. What the stored versions put in goes; what the new ones bring comes.
+        for id in ids {
             let idKey = UInt32Key(id)
             var idBytes = [UInt8]()
             withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
-            // What the stored version put in: remove it.
             if let oldLengths = try index.terms.withValue(forKey: idKey, in: txn, { bytes in
                 try ForwardRecord.decode(bytes) { term in
-                    changes[TermKey(block: block, term: term), default: []]
-                        .append(PostingChange(offset: offset, payload: nil))
+                    changes.append(PostingChange(key: UInt64(id), termId: table.intern(term), payloadStart: -1, payloadEnd: -1))
                 }
             }) {
                 stats!.subtract(oldLengths)
@@ -128,17 +127,63 @@ public final class TextIndexWriter {
                     for k in AttributeKey.keys(of: old) { removedValues.insert(k + idBytes) }
                 }
             }
-            switch pending[id]! {
-            case .upsert(let doc, let identity, let analyzed):
-                for (term, payload) in zip(analyzed.terms, analyzed.payloads) {
-                    changes[TermKey(block: block, term: term), default: []]
-                        .append(PostingChange(offset: offset, payload: payload))
+            if case .upsert(let doc, _, let analyzed) = pending[id]! {
+                for (k, termId) in analyzed.termIds.enumerated() {
+                    let start = Int32(arena.count)
+                    arena.append(contentsOf: analyzed.payload(k))
+                    changes.append(PostingChange(key: UInt64(id), termId: termId, payloadStart: start, payloadEnd: Int32(arena.count)))
                 }
                 stats!.add(analyzed.fieldLengths)
                 fieldNames.formUnion(doc.fields.keys)
                 for k in AttributeKey.keys(of: doc) { addedValues.insert(k + idBytes) }
+            }
+        }
+
+        // 2. Sort by postings key (block, term bytes), then offset.
+        let ranks = table.ranks()
+        for i in changes.indices {
+            let id = UInt32(truncatingIfNeeded: changes[i].key)
+            changes[i].key = PostingChange.key(block: id >> TextIndex.blockShift, rank: ranks[Int(changes[i].termId)],
+                                               offset: UInt16(id & UInt32(TextIndex.blockSize - 1)),
+                                               isSet: changes[i].isSet)
+        }
+        changes.sort { $0.key < $1.key }
+
+        // 3. Postings: one read and one write per key.
+        var key: [UInt8] = []
+        var value: [UInt8] = []
+        var i = 0
+        while i < changes.count {
+            var j = i
+            while j < changes.count && changes[j].group == changes[i].group { j += 1 }
+            key.removeAll(keepingCapacity: true)
+            withUnsafeBytes(of: changes[i].block.bigEndian) { key.append(contentsOf: $0) }
+            key.append(contentsOf: table.bytes(changes[i].termId))
+            let slice = changes[i..<j]
+            let existed = try index.postings.withValue(forKey: key, in: txn) { existing in
+                try PostingList.merge(existing, slice, payloads: arena, into: &value)
+            }
+            switch existed {
+            case .some(true), .none:
+                if existed == nil { _ = try PostingList.merge(nil, slice, payloads: arena, into: &value) }
+                if !value.isEmpty { try index.postings.put(value, forKey: key, in: txn) }
+            case .some(false):
+                try index.postings.delete(key, in: txn)
+            }
+            i = j
+        }
+
+        // 4. Documents, their terms, identities.
+        var forward = ByteWriter(capacity: 1024)
+        for id in ids {
+            let idKey = UInt32Key(id)
+            switch pending[id]! {
+            case .upsert(let doc, let identity, let analyzed):
                 try index.docs.put(DocumentRecord.encode(doc), forKey: idKey, in: txn)
-                try index.terms.put(ForwardRecord.encode(analyzed), forKey: idKey, in: txn)
+                ForwardRecord.encode(analyzed, table: table, ranks: ranks, into: &forward)
+                try index.terms.put(forward.bytes, forKey: idKey, in: txn)
+                var idBytes = [UInt8]()
+                withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
                 try index.ids.put(idBytes, forKey: identity, in: txn)
             case .remove(let identity):
                 try index.docs.delete(idKey, in: txn)
@@ -148,27 +193,9 @@ public final class TextIndexWriter {
             }
         }
         pending.removeAll(keepingCapacity: true)
+        table.removeAll()
 
-        // Postings: one read and one write per key, in key order.
-        let entries = Array(changes)
-        changes.removeAll()
-        let order = ByteOrder.order(of: entries.map(\.key.term), prefixes: entries.map(\.key.block))
-        for i in order {
-            let (termKey, list) = entries[i]
-            let key = TextIndex.postingKey(block: termKey.block, term: termKey.term)
-            let merged = try index.postings.withValue(forKey: key, in: txn) { existing in
-                try PostingList.merge(existing, changes: list[...])
-            }
-            if let merged {
-                // Present before: merged may be nil (no document left).
-                if let value = merged { try index.postings.put(value, forKey: key, in: txn) }
-                else { try index.postings.delete(key, in: txn) }
-            } else if let value = try PostingList.merge(nil, changes: list[...]) {
-                try index.postings.put(value, forKey: key, in: txn)
-            }
-        }
-
-        // Attribute index: only keys that changed.
+        // 5. Attribute index: only keys that changed.
         for key in removedValues.subtracting(addedValues).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             try index.values.delete(key, in: txn)
         }

@@ -33,6 +33,9 @@ public struct Tokenizer {
 
     var bounds: [Int32] = []
     var folded: [UInt8] = []
+    var joined: [UInt8] = []
+    var batchFolded: [UInt8] = []
+    var batchRanges: [Range<Int>] = []
 
     public init() {}
 
@@ -107,17 +110,27 @@ public struct Tokenizer {
     /// each word folded (`isWord` true: it counts toward the field's length),
     /// then the parts of compound words (see ``indexTerms(_:keepWhole:)``),
     /// then, with `keepWhole`, the whole value when it is more than one word.
-    /// Returns the number of words.
+    /// The buffer passed to `body` is valid only during the call. Returns the
+    /// number of words.
     mutating func forEachIndexTerm(in bytes: UnsafeBufferPointer<UInt8>, keepWhole: Bool, ranges: inout [Range<Int>],
-                                   _ body: (_ term: [UInt8], _ isWord: Bool) -> Void) -> Int {
+                                   _ body: (_ term: UnsafeBufferPointer<UInt8>, _ isWord: Bool) -> Void) -> Int {
         wordRanges(in: bytes, into: &ranges)
+        // Non-ASCII text: fold all its words in one ICU call, NUL-separated
+        // (no normalization or folding creates or merges across U+0000).
+        let batched = !TextFolding.isASCII(bytes) && ranges.count > 1 && foldWords(bytes, ranges)
         var words = 0
-        for r in ranges {
+        for (k, r) in ranges.enumerated() {
             let word = UnsafeBufferPointer(rebasing: bytes[r])
-            let term = fold(word)
-            if term.isEmpty { continue }
+            if batched {
+                let f = batchRanges[k]
+                if f.isEmpty { continue }
+                batchFolded.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[f]), true) }
+            } else {
+                foldInPlace(word)
+                if folded.isEmpty { continue }
+                folded.withUnsafeBufferPointer { body($0, true) }
+            }
             words += 1
-            body(term, true)
             if Tokenizer.isSimpleASCII(word) { continue }
             // Parts of compounds, once each (besides the word itself).
             var parts = Tokenizer.camelParts(word)
@@ -125,17 +138,52 @@ public struct Tokenizer {
             let runs = Tokenizer.alphanumericRuns(word)
             if runs.count > 1 { parts.append(contentsOf: runs) }
             if parts.isEmpty { continue }
-            var seen = Set<[UInt8]>([term])
+            foldInPlace(word)
+            var seen = Set<[UInt8]>([folded])
             for p in parts {
-                let part = fold(UnsafeBufferPointer(rebasing: word[p]))
-                if !part.isEmpty && seen.insert(part).inserted { body(part, false) }
+                foldInPlace(UnsafeBufferPointer(rebasing: word[p]))
+                if !folded.isEmpty && seen.insert(folded).inserted {
+                    folded.withUnsafeBufferPointer { body($0, false) }
+                }
             }
         }
         if keepWhole && (ranges.count > 1 || (ranges.count == 1 && ranges[0] != 0..<bytes.count)) {
-            let whole = fold(bytes)
-            if !whole.isEmpty { body(whole, false) }
+            foldInPlace(bytes)
+            if !folded.isEmpty { folded.withUnsafeBufferPointer { body($0, false) } }
         }
         return words
+    }
+
+    /// Folds the words `ranges` of `bytes` at once into `batchFolded`, their
+    /// folded (and cut) ranges into `batchRanges`; false when it cannot.
+    mutating func foldWords(_ bytes: UnsafeBufferPointer<UInt8>, _ ranges: [Range<Int>]) -> Bool {
+        joined.removeAll(keepingCapacity: true)
+        for (k, r) in ranges.enumerated() {
+            if k > 0 { joined.append(0) }
+            joined.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[r]))
+        }
+        if joined.count != ranges.reduce(ranges.count - 1, { $0 + $1.count }) { return false }
+        for r in ranges where bytes[r].contains(0) { return false }
+        joined.withUnsafeBufferPointer { TextFolding.fold($0, .index, into: &batchFolded) }
+        batchRanges.removeAll(keepingCapacity: true)
+        var start = 0
+        for i in 0...batchFolded.count where i == batchFolded.count || batchFolded[i] == 0 {
+            var end = i
+            if end - start > Tokenizer.maximumTermLength {
+                end = start + Tokenizer.truncatedLength(Array(batchFolded[start..<end]), Tokenizer.maximumTermLength)
+            }
+            batchRanges.append(start..<end)
+            start = i + 1
+        }
+        return batchRanges.count == ranges.count
+    }
+
+    /// Folds `word` for the index into `folded`, cut to ``maximumTermLength``.
+    mutating func foldInPlace(_ word: UnsafeBufferPointer<UInt8>) {
+        TextFolding.fold(word, .index, into: &folded)
+        if folded.count > Tokenizer.maximumTermLength {
+            folded.removeLast(folded.count - Tokenizer.truncatedLength(folded, Tokenizer.maximumTermLength))
+        }
     }
 
     /// The terms the index takes from `text`, in order, repeats kept: its

@@ -1,0 +1,114 @@
+import Foundation
+
+/// Interns the byte strings (terms) of one flush: each distinct term is
+/// stored once in an arena and named by a dense `Int32`, so that counting
+/// and grouping terms allocates nothing per word.
+///
+/// ```swift
+/// var table = TermTable()
+/// let a = table.intern(bytesOf("latte"))   // 0
+/// let b = table.intern(bytesOf("latte"))   // 0 again
+/// table.bytes(a)                            // "latte"
+/// ```
+///
+/// Open addressing with linear probing over FNV-1a hashes. The hash only
+/// places terms in memory; what is written is always sorted by bytes.
+struct TermTable {
+    private(set) var arena: [UInt8] = []
+    private(set) var starts: [Int32] = []
+    private(set) var lengths: [Int32] = []
+    private var hashes: [UInt64] = []
+    private var slots: [Int32] = [Int32](repeating: -1, count: 1 << 12)
+
+    var count: Int { starts.count }
+
+    init() {
+        arena.reserveCapacity(1 << 16)
+    }
+
+    @inline(__always)
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h
+    }
+
+    /// The id of `bytes`, adding it when new.
+    mutating func intern(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
+        let h = TermTable.hash(bytes)
+        var mask = slots.count - 1
+        var i = Int(truncatingIfNeeded: h) & mask
+        while true {
+            let id = slots[i]
+            if id < 0 { break }
+            if hashes[Int(id)] == h && equals(Int(id), bytes) { return id }
+            i = (i + 1) & mask
+        }
+        let id = Int32(starts.count)
+        starts.append(Int32(arena.count))
+        lengths.append(Int32(bytes.count))
+        hashes.append(h)
+        arena.append(contentsOf: bytes)
+        slots[i] = id
+        if starts.count * 2 > slots.count {
+            // Grow and re-place: keep the load under one half.
+            slots = [Int32](repeating: -1, count: slots.count * 2)
+            mask = slots.count - 1
+            for (j, hj) in hashes.enumerated() {
+                var k = Int(truncatingIfNeeded: hj) & mask
+                while slots[k] >= 0 { k = (k + 1) & mask }
+                slots[k] = Int32(j)
+            }
+        }
+        return id
+    }
+
+    mutating func intern(_ bytes: [UInt8]) -> Int32 {
+        bytes.withUnsafeBufferPointer { intern($0) }
+    }
+
+    @inline(__always)
+    private func equals(_ id: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = Int(lengths[id])
+        guard n == bytes.count else { return false }
+        let s = Int(starts[id])
+        return arena.withUnsafeBufferPointer { a in
+            n == 0 || memcmp(a.baseAddress! + s, bytes.baseAddress!, n) == 0
+        }
+    }
+
+    /// The bytes of term `id`.
+    func bytes(_ id: Int32) -> ArraySlice<UInt8> {
+        let s = Int(starts[Int(id)])
+        return arena[s..<(s + Int(lengths[Int(id)]))]
+    }
+
+    /// `rank[id]`: the position of term `id` when all terms are sorted by bytes.
+    func ranks() -> [Int32] {
+        var order = Array(0..<Int32(count))
+        arena.withUnsafeBufferPointer { a in
+            starts.withUnsafeBufferPointer { st in
+                lengths.withUnsafeBufferPointer { ln in
+                    let base = a.baseAddress
+                    order.sort { x, y in
+                        let lx = Int(ln[Int(x)]), ly = Int(ln[Int(y)])
+                        let n = min(lx, ly)
+                        let c = n == 0 ? 0 : memcmp(base! + Int(st[Int(x)]), base! + Int(st[Int(y)]), n)
+                        return c != 0 ? c < 0 : lx < ly
+                    }
+                }
+            }
+        }
+        var rank = [Int32](repeating: 0, count: count)
+        for (r, id) in order.enumerated() { rank[Int(id)] = Int32(r) }
+        return rank
+    }
+
+    mutating func removeAll() {
+        arena.removeAll(keepingCapacity: true)
+        starts.removeAll(keepingCapacity: true)
+        lengths.removeAll(keepingCapacity: true)
+        hashes.removeAll(keepingCapacity: true)
+        slots = [Int32](repeating: -1, count: 1 << 12)
+    }
+}
