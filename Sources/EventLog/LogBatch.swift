@@ -20,7 +20,7 @@ public final class LogBatch {
     public private(set) var head: Position
     /// The first position this batch appended, if any.
     public private(set) var firstAppended: Position?
-    private var link: [UInt8]
+    private var link: ChainLink
     private let databases: LogDatabases
     private let writers: [any ProjectionWriter]
     private let clock: @Sendable () -> Date
@@ -52,16 +52,15 @@ public final class LogBatch {
         let position = head + 1
         let micros = (event.at ?? clock()).microsecondsSince1970
         let size = RecordLayout.size(typeLength: typeLength, payloadLength: event.payload.count)
-        var newLink: [UInt8] = []
+        let previous = link
+        var newLink = ChainLink.zero
         var type = event.type
         try type.withUTF8 { typeBytes in
             try event.payload.withUnsafeBytes { payload in
-                try link.withUnsafeBytes { previous in
-                    try databases.log.put(reserving: size, forKey: position, flags: .append, in: transaction) { out in
-                        newLink = RecordLayout.encode(
-                            into: out, position: position, type: UnsafeRawBufferPointer(typeBytes),
-                            schemaVersion: event.schemaVersion, micros: micros, payload: payload, previousLink: previous)
-                    }
+                try databases.log.put(reserving: size, forKey: position, flags: .append, in: transaction) { out in
+                    newLink = RecordLayout.encode(
+                        into: out, position: position, type: UnsafeRawBufferPointer(typeBytes),
+                        schemaVersion: event.schemaVersion, micros: micros, payload: payload, previousLink: previous)
                 }
             }
         }
@@ -69,9 +68,9 @@ public final class LogBatch {
         link = newLink
         if firstAppended == nil { firstAppended = position }
         let recorded = RecordedEvent(
-            position: position, type: event.type, schemaVersion: event.schemaVersion,
+            position: position, type: type, schemaVersion: event.schemaVersion,
             appendedAt: Date(microsecondsSince1970: micros), appendedAtMicroseconds: micros,
-            payload: event.payload, payloadDigest: [], link: newLink, isRedacted: false)
+            payload: event.payload, isRedacted: false)
         for writer in writers { try writer.apply(recorded) }
         return recorded
     }

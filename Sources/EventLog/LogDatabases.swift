@@ -20,15 +20,15 @@ struct LogDatabases: Sendable {
     }
 
     /// The last position and its link (zero and the zero link when empty).
-    func head(in txn: ReadTransaction) throws -> (position: Position, link: [UInt8]) {
+    func head(in txn: ReadTransaction) throws -> (position: Position, link: ChainLink) {
         let cursor = try log.cursor(in: txn)
-        guard let last = try cursor.lastBytes() else { return (0, RecordLayout.zeroLink) }
+        guard let last = try cursor.lastBytes() else { return (0, .zero) }
         let position = try UInt64.decode(lmdbBytes: last.key)
         let view = RecordLayout.View(bytes: last.value)
         guard view.bytes.count >= RecordLayout.headerSize else {
             throw EventLogError(.corrupt, operation: "read head", "the last record is \(view.bytes.count) bytes, shorter than a header", position: position)
         }
-        return (position, [UInt8](view.link))
+        return (position, view.link)
     }
 
     func checkpoint(of name: String, in txn: ReadTransaction) throws -> Checkpoint? {
@@ -49,17 +49,18 @@ struct LogDatabases: Sendable {
         try meta.put(bytes, forKey: "checkpoint:" + name, in: txn)
     }
 
-    func recordedHead(in txn: ReadTransaction) throws -> (position: Position, link: [UInt8])? {
+    func recordedHead(in txn: ReadTransaction) throws -> (position: Position, link: ChainLink)? {
         try meta.withValue(forKey: "head", in: txn) { bytes in
             guard bytes.count == 40 else { return nil }
-            return (UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)), [UInt8](bytes[8..<40]))
+            return (UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                    ChainLink(bytes: UnsafeRawBufferPointer(rebasing: bytes[8..<40])))
         } ?? nil
     }
 
-    func setRecordedHead(_ position: Position, link: [UInt8], in txn: WriteTransaction) throws {
+    func setRecordedHead(_ position: Position, link: ChainLink, in txn: WriteTransaction) throws {
         var bytes = [UInt8](repeating: 0, count: 8)
         bytes.withUnsafeMutableBytes { $0.storeBytes(of: position.bigEndian, as: UInt64.self) }
-        try meta.put(bytes + link, forKey: "head", in: txn)
+        try meta.put(bytes + link.bytes, forKey: "head", in: txn)
     }
 }
 

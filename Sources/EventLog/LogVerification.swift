@@ -12,6 +12,9 @@ public struct LogVerification: Sendable, Equatable {
     public var head: Position
     /// The first thing wrong, or nil when the log is sound.
     public var firstProblem: LogProblem?
+    /// The link of the last record checked: write it down somewhere else,
+    /// and a later verification proves the history up to it was not rewritten.
+    public var lastLink: ChainLink
 
     public var isValid: Bool { firstProblem == nil }
 }
@@ -70,8 +73,8 @@ extension EventStore {
         let (end, recorded) = try read { txn in
             (try databases.head(in: txn), try databases.recordedHead(in: txn))
         }
-        var report = LogVerification(recordsChecked: 0, bytesChecked: 0, head: end.position, firstProblem: nil)
-        var link = RecordLayout.zeroLink
+        var report = LogVerification(recordsChecked: 0, bytesChecked: 0, head: end.position, firstProblem: nil, lastLink: .zero)
+        var link = ChainLink.zero
         var next: Position = 1
         let chunk = 8192
         walk: while next <= end.position {
@@ -101,6 +104,7 @@ extension EventStore {
                 }
                 return nil
             }
+            report.lastLink = link
             if let problem {
                 report.firstProblem = problem
                 break walk
@@ -113,7 +117,7 @@ extension EventStore {
         return report
     }
 
-    private func check(_ view: RecordLayout.View, at position: Position, previousLink: inout [UInt8],
+    private func check(_ view: RecordLayout.View, at position: Position, previousLink: inout ChainLink,
                        payloadCheck: ((RecordedEvent) throws -> Void)?) -> LogProblem? {
         guard view.isWellFormed else {
             return LogProblem(position: position, kind: .malformedRecord,
@@ -131,15 +135,13 @@ extension EventStore {
                                   detail: "the payload does not hash to the stored SHA-256")
             }
         }
-        let link = previousLink.withUnsafeBytes { previous in
-            RecordLayout.link(previous: previous, position: position, schemaVersion: view.schemaVersion,
-                              micros: view.micros, payloadDigest: view.payloadDigest, type: view.type)
-        }
-        guard link.elementsEqual(view.link) else {
+        let link = RecordLayout.link(previous: previousLink, position: position, schemaVersion: view.schemaVersion,
+                                     micros: view.micros, payloadDigest: view.payloadDigest, type: view.type)
+        guard link == view.link else {
             return LogProblem(position: position, kind: .chainBreak,
                               detail: "the record's link does not follow from position \(position - 1)'s: the record was altered, moved or its predecessor replaced")
         }
-        previousLink = Array(link)
+        previousLink = link
         if let payloadCheck, !view.isRedacted {
             let event = view.event(at: position)
             do { try payloadCheck(event) } catch {
@@ -149,7 +151,7 @@ extension EventStore {
         return nil
     }
 
-    private func checkHead(end: (position: Position, link: [UInt8]), recorded: (position: Position, link: [UInt8])?) throws -> LogProblem? {
+    private func checkHead(end: (position: Position, link: ChainLink), recorded: (position: Position, link: ChainLink)?) throws -> LogProblem? {
         if let recorded, recorded.position != end.position || recorded.link != end.link {
             return LogProblem(position: min(recorded.position, end.position) + 1, kind: .truncated,
                               detail: "the store recorded its head at \(recorded.position); the log ends at \(end.position)")

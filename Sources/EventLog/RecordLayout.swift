@@ -30,29 +30,29 @@ enum RecordLayout {
     static let digestSize = 32
     static let redactedFlag: UInt8 = 1
     static let maxTypeLength = 255
-    static let zeroLink = [UInt8](repeating: 0, count: 32)
 
     static func size(typeLength: Int, payloadLength: Int) -> Int {
         headerSize + typeLength + payloadLength + checksumSize
     }
 
     /// The chain link of a record at `position`.
-    static func link(previous: UnsafeRawBufferPointer, position: Position, schemaVersion: UInt32,
-                     micros: Int64, payloadDigest: UnsafeRawBufferPointer, type: UnsafeRawBufferPointer) -> SHA256.Digest {
+    static func link(previous: ChainLink, position: Position, schemaVersion: UInt32,
+                     micros: Int64, payloadDigest: UnsafeRawBufferPointer, type: UnsafeRawBufferPointer) -> ChainLink {
         var hasher = SHA256()
-        hasher.update(bufferPointer: previous)
-        withUnsafeBytes(of: position.bigEndian) { hasher.update(bufferPointer: $0) }
-        withUnsafeBytes(of: schemaVersion.bigEndian) { hasher.update(bufferPointer: $0) }
-        withUnsafeBytes(of: micros.bigEndian) { hasher.update(bufferPointer: $0) }
+        previous.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        var fixed = (position.bigEndian, schemaVersion.bigEndian, micros.bigEndian)
+        withUnsafeBytes(of: &fixed.0) { hasher.update(bufferPointer: $0) }
+        withUnsafeBytes(of: &fixed.1) { hasher.update(bufferPointer: $0) }
+        withUnsafeBytes(of: &fixed.2) { hasher.update(bufferPointer: $0) }
         hasher.update(bufferPointer: payloadDigest)
         hasher.update(bufferPointer: type)
-        return hasher.finalize()
+        return ChainLink(hasher.finalize())
     }
 
     /// Writes a whole record into `out` (exactly `size(…)` bytes) and returns its link.
     static func encode(into out: UnsafeMutableRawBufferPointer, position: Position, type: UnsafeRawBufferPointer,
                        schemaVersion: UInt32, micros: Int64, payload: UnsafeRawBufferPointer,
-                       previousLink: UnsafeRawBufferPointer) -> [UInt8] {
+                       previousLink: ChainLink) -> ChainLink {
         let t = type.count, p = payload.count
         out[0] = format
         out[1] = 0
@@ -60,19 +60,18 @@ enum RecordLayout {
         out.storeBytes(of: schemaVersion.bigEndian, toByteOffset: 4, as: UInt32.self)
         out.storeBytes(of: micros.bigEndian, toByteOffset: 8, as: Int64.self)
         out.storeBytes(of: UInt32(p).bigEndian, toByteOffset: 16, as: UInt32.self)
-        let digest = SHA256.hash(data: payload)
-        digest.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[20..<52]).copyMemory(from: $0) }
-        let link = digest.withUnsafeBytes { d in
-            Self.link(previous: previousLink, position: position, schemaVersion: schemaVersion,
-                      micros: micros, payloadDigest: d, type: type)
-        }
-        link.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[52..<84]).copyMemory(from: $0) }
+        var hasher = SHA256()
+        hasher.update(bufferPointer: payload)
+        ChainLink(hasher.finalize()).copy(to: out, at: 20)
+        let link = Self.link(previous: previousLink, position: position, schemaVersion: schemaVersion,
+                             micros: micros, payloadDigest: UnsafeRawBufferPointer(rebasing: out[20..<52]), type: type)
+        link.copy(to: out, at: 52)
         if t > 0 { UnsafeMutableRawBufferPointer(rebasing: out[84..<(84 + t)]).copyMemory(from: type) }
         if p > 0 { UnsafeMutableRawBufferPointer(rebasing: out[(84 + t)..<(84 + t + p)]).copyMemory(from: payload) }
         let end = 84 + t + p
         let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: out[0..<end]))
         out.storeBytes(of: crc.bigEndian, toByteOffset: end, as: UInt32.self)
-        return Array(link)
+        return link
     }
 
     /// The parts of a stored record, read without checking them.
@@ -93,7 +92,7 @@ enum RecordLayout {
         var micros: Int64 { Int64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: Int64.self)) }
         var payloadLength: Int { Int(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self))) }
         var payloadDigest: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[20..<52]) }
-        var link: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[52..<84]) }
+        var link: ChainLink { ChainLink(bytes: UnsafeRawBufferPointer(rebasing: bytes[52..<84])) }
         var type: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[84..<(84 + typeLength)]) }
         var payload: UnsafeRawBufferPointer {
             UnsafeRawBufferPointer(rebasing: bytes[(84 + typeLength)..<(84 + typeLength + payloadLength)])
@@ -111,10 +110,53 @@ enum RecordLayout {
                 appendedAt: Date(microsecondsSince1970: micros),
                 appendedAtMicroseconds: micros,
                 payload: [UInt8](payload),
-                payloadDigest: [UInt8](payloadDigest),
-                link: [UInt8](link),
                 isRedacted: isRedacted
             )
         }
+    }
+}
+
+/// A 32-byte link of the hash chain, held inline (no allocation per record).
+public struct ChainLink: Sendable, Equatable, CustomStringConvertible {
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    /// The link before position 1: 32 zero bytes.
+    public static let zero = ChainLink()
+
+    init() {}
+
+    init(bytes: UnsafeRawBufferPointer) {
+        precondition(bytes.count == 32)
+        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: bytes) }
+    }
+
+    init(_ digest: SHA256.Digest) {
+        self.init()
+        digest.withUnsafeBytes { d in withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: d) } }
+    }
+
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        var copy = words
+        return try Swift.withUnsafeBytes(of: &copy, body)
+    }
+
+    func copy(to out: UnsafeMutableRawBufferPointer, at offset: Int) {
+        withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[offset..<(offset + 32)]).copyMemory(from: $0) }
+    }
+
+    /// The 32 bytes.
+    public var bytes: [UInt8] { withUnsafeBytes { [UInt8]($0) } }
+
+    /// Lower-case hexadecimal, as `Docs/LogFormat.md` and `Scripts/verify_log.py` print it.
+    public var description: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(64)
+        for byte in bytes { out.append(digits[Int(byte >> 4)]); out.append(digits[Int(byte & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func == (lhs: ChainLink, rhs: ChainLink) -> Bool {
+        lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2 && lhs.words.3 == rhs.words.3
     }
 }

@@ -26,10 +26,8 @@ public struct RecordedEvent: Sendable, Equatable {
     /// The encoded payload (Protocol Buffers for this project's events);
     /// empty when redacted.
     public var payload: [UInt8]
-    /// SHA-256 of the payload as written, kept when the payload is redacted.
-    public var payloadDigest: [UInt8]
-    /// This record's link of the hash chain (see `Docs/LogFormat.md`).
-    public var link: [UInt8]
+    /// True when the payload was removed after the fact (privacy deletion);
+    /// its digest stays in the record, so the chain still verifies.
     public var isRedacted: Bool
 }
 

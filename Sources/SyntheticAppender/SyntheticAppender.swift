@@ -18,14 +18,14 @@ struct StoreArguments: ParsableArguments {
     @Option(help: "durable, noMetaSync or noSync.") var durability: String = "durable"
     @Option(help: "The map's first size in bytes.") var mapSize: Int = 64 << 20
 
-    func open() throws -> EventStore<SyntheticViews> {
+    func open<Views: ProjectionSet>(_ views: Views.Type = SyntheticViews.self) throws -> EventStore<Views> {
         var options = StoreOptions()
         guard let durability = Durability(rawValue: durability) else {
             throw ValidationError("--durability must be durable, noMetaSync or noSync, not \(durability)")
         }
         options.durability = durability
         options.initialMapSize = mapSize
-        return try EventStore<SyntheticViews>(path: store, options: options)
+        return try EventStore<Views>(path: store, options: options)
     }
 }
 
@@ -78,14 +78,20 @@ extension SyntheticAppender {
     }
 
     struct Bench: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Append COUNT events in batches and print events/s as JSON.")
+        static let configuration = CommandConfiguration(
+            abstract: "Append COUNT events in batches and print events/s as JSON.",
+            discussion: "Without --with-projection no projection runs: the engine's own cost, comparable with raw LMDB.")
         @OptionGroup var storeArguments: StoreArguments
         @Option var batchSize: Int = 500
         @Option var count: Int = 100_000
         @Option var payloadBytes: Int = 300
+        @Flag(help: "Apply the writer-progress projection to each event.") var withProjection = false
 
         func run() throws {
-            let store = try storeArguments.open()
+            if withProjection { try measure(storeArguments.open(SyntheticViews.self)) } else { try measure(storeArguments.open(NoViews.self)) }
+        }
+
+        func measure<Views>(_ store: EventStore<Views>) throws {
             let payload = SyntheticEvent.payload(writer: 1, sequence: 0, size: payloadBytes)
             let batch = [NewEvent](repeating: NewEvent(type: SyntheticEvent.type, schemaVersion: 1, payload: payload),
                                    count: batchSize)

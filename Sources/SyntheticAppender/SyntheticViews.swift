@@ -51,3 +51,9 @@ struct SyntheticViews: ProjectionSet {
     init(openingIn txn: WriteTransaction) throws { progress = try WriterProgress(openingIn: txn) }
     var all: [any Projection] { [progress] }
 }
+
+/// No projections: what the log alone costs.
+struct NoViews: ProjectionSet {
+    init(openingIn txn: WriteTransaction) throws {}
+    var all: [any Projection] { [] }
+}
