@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds everything with the
+# tests, fails on any compiler warning in this package's own code, runs the
+# whole suite. Extra arguments go to `swift test` (e.g. --filter LMDBTests).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bash Scripts/install-dependencies.sh
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+swift build --build-tests 2>&1 | tee "$log"
+if grep -E "^($root/)?(Sources|Tests)/[^:]+:[0-9]+:[0-9]+: warning:" "$log"; then
+  echo "error: the build has warnings in this package's own code (above)" >&2
+  exit 1
+fi
+swift test --skip-build "$@"
