@@ -35,19 +35,24 @@ extension TextIndex {
         let stats = try statistics(in: txn)
         guard stats.documentCount > 0 else { return [] }
         var searcher = try Searcher(index: self, txn: txn, stats: stats)
-        let candidates = try searcher.run(exact: words, prefix: last)
-        return try rank(candidates, now: now, limit: limit, in: txn)
+        // First keep only what can reach the top `limit`; when expired
+        // documents push the answer below that, search again keeping all.
+        let pruned = try searcher.run(exact: words, prefix: last, keep: limit)
+        if let hits = try rank(pruned.scored, complete: pruned.complete, now: now, limit: limit, in: txn) { return hits }
+        let all = try searcher.run(exact: words, prefix: last, keep: Int.max)
+        return try rank(all.scored, complete: true, now: now, limit: limit, in: txn) ?? []
     }
 
     /// Orders scored documents, drops the expired, breaks ties by identifier.
-    func rank(_ scored: [(id: UInt32, score: Double)], now: Date, limit: Int, in txn: ReadTransaction) throws -> [SearchHit] {
+    /// Nil when `scored` is not `complete` and the answer needs more of it.
+    func rank(_ scored: [(id: UInt32, score: Double)], complete: Bool, now: Date, limit: Int,
+              in txn: ReadTransaction) throws -> [SearchHit]? {
         var k = limit
         while true {
             // The k best by (score, id); then everything tied with the k-th.
             let top = TopK.select(scored, k)
             guard let floor = top.last?.score else { return [] }
-            var group = scored.filter { $0.score >= floor }
-            if group.count > 4 * k + 64 { group = top }  // cannot happen with exact ties only; keeps it bounded
+            let group = top.count < k ? top : scored.filter { $0.score >= floor }
             var hits: [(hit: SearchHit, expired: Bool)] = []
             hits.reserveCapacity(group.count)
             for c in group {
@@ -62,8 +67,10 @@ extension TextIndex {
             }
             let live = hits.filter { !$0.expired }.map(\.hit)
             if live.count >= limit || group.count >= scored.count {
+                if live.count < limit && !complete { return nil }
                 return Array(live.prefix(limit))
             }
+            if !complete { return nil }
             k = k * 2 + (hits.count - live.count)
         }
     }
@@ -71,6 +78,13 @@ extension TextIndex {
 
 /// Scores the postings of a query's words block by block, with dense
 /// per-block arrays (a block holds ``TextIndex/blockSize`` documents).
+///
+/// Pruning (max-score): a term's contribution is below its weight
+/// `f · idf` (`x / (k1 + x) < 1`). With one word, its terms are taken by
+/// decreasing weight, and in each block the rest are skipped once a term's
+/// weight is at most the score of the `keep`-th best document so far: they
+/// cannot bring a document into the top `keep`. Documents below that score
+/// are dropped as found (the result says it is not complete).
 struct Searcher {
     let index: TextIndex
     let txn: ReadTransaction
@@ -86,7 +100,7 @@ struct Searcher {
         self.stats = stats
         self.cursor = try index.postings.cursor(in: txn)
         factor = [Double](repeating: 0, count: IndexField.count * 256)
-        for slot in 0..<IndexField.count {
+        for slot in 0..<IndexField.count where stats.documentsWithField[slot] > 0 {
             let field = IndexField(slot: slot)
             let avg = stats.averageLength(field)
             for norm in 0..<256 {
@@ -101,16 +115,20 @@ struct Searcher {
     struct TermPostings {
         var exact: Bool
         var documentFrequency = 0
+        /// `f · idf`: an upper bound of its contribution.
+        var weight = 0.0
         var blocks: [(block: Int, bytes: UnsafeRawBufferPointer)] = []
     }
 
     /// The postings of `term` in every block (`prefix`: of every term that
-    /// starts with it, grouped by term).
+    /// starts with it), one entry per term.
     mutating func lookup(_ term: [UInt8], prefix: Bool) throws -> [TermPostings] {
-        var byTerm: [[UInt8]: TermPostings] = [:]
+        var key = [UInt8](repeating: 0, count: 4) + term
         var single = TermPostings(exact: true)
+        var terms: [TermPostings] = []
+        var byHash: [UInt64: Int] = [:]
         for block in 0..<blockCount {
-            let key = TextIndex.postingKey(block: UInt32(block), term: term)
+            withUnsafeBytes(of: UInt32(block).bigEndian) { for i in 0..<4 { key[i] = $0[i] } }
             if !prefix {
                 if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
                     single.documentFrequency += try PostingList.count(e.value)
@@ -120,17 +138,31 @@ struct Searcher {
             }
             var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
             while let e = entry, e.key.count >= key.count, e.key.starts(with: key) {
-                let suffix = [UInt8](e.key[4...])
-                var p = byTerm[suffix] ?? TermPostings(exact: e.key.count == key.count)
-                p.documentFrequency += try PostingList.count(e.value)
-                p.blocks.append((block, e.value))
-                byTerm[suffix] = p
+                // Terms are told apart by a hash of their bytes (FNV-1a, fixed):
+                // no allocation per key.
+                let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[4...]))
+                let i: Int
+                if let known = byHash[h] {
+                    i = known
+                } else {
+                    i = terms.count
+                    byHash[h] = i
+                    terms.append(TermPostings(exact: e.key.count == key.count))
+                }
+                terms[i].documentFrequency += try PostingList.count(e.value)
+                terms[i].blocks.append((block, e.value))
                 entry = try cursor.nextBytes()
             }
         }
-        if !prefix { return single.blocks.isEmpty ? [] : [single] }
-        // Sorted by term, so that floating-point sums happen in one order.
-        return byTerm.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { byTerm[$0]! }
+        if !prefix { terms = single.blocks.isEmpty ? [] : [single] }
+        // Longer words than typed weigh at most `prefixFactor` of the typed
+        // word when it is a word itself: what was typed is what is meant.
+        let exactIdf = terms.first(where: \.exact).map { idf($0.documentFrequency) }
+        for i in terms.indices {
+            let own = idf(terms[i].documentFrequency)
+            terms[i].weight = terms[i].exact ? own : TextIndex.prefixFactor * min(own, exactIdf ?? own)
+        }
+        return terms
     }
 
     func idf(_ df: Int) -> Double {
@@ -139,46 +171,59 @@ struct Searcher {
         return log(1 + (n - d + 0.5) / (d + 0.5))
     }
 
-    /// Every document that matches all `exact` words and the `prefix` word,
-    /// with its score.
-    mutating func run(exact: [[UInt8]], prefix: [UInt8]) throws -> [(id: UInt32, score: Double)] {
+    /// The documents that match all `exact` words and the `prefix` word,
+    /// with their scores: all of them (`keep` = `Int.max`), or at least
+    /// every one that scores as high as the `keep`-th best.
+    mutating func run(exact: [[UInt8]], prefix: [UInt8], keep: Int) throws
+        -> (scored: [(id: UInt32, score: Double)], complete: Bool) {
         var words: [[TermPostings]] = []
         for w in exact {
             let p = try lookup(w, prefix: false)
-            if p.isEmpty { return [] }
+            if p.isEmpty { return ([], true) }
             words.append(p)
         }
-        let p = try lookup(prefix, prefix: true)
-        if p.isEmpty { return [] }
+        var p = try lookup(prefix, prefix: true)
+        if p.isEmpty { return ([], true) }
+        // Highest weight first (ties: first found), for pruning.
+        p = p.enumerated().sorted { a, b in
+            a.element.weight != b.element.weight ? a.element.weight > b.element.weight : a.offset < b.offset
+        }.map(\.element)
         words.append(p)
+        let prune = words.count == 1 && keep != Int.max
         // Rarest word first: it decides which documents the others may add to.
-        let order = words.indices.sorted { a, b in
-            let da = words[a].reduce(0) { $0 + $1.documentFrequency }
-            let db = words[b].reduce(0) { $0 + $1.documentFrequency }
-            return da != db ? da < db : a < b
-        }
+        let dfs = words.map { $0.reduce(0) { $0 + $1.documentFrequency } }
+        let order = words.indices.sorted { a, b in dfs[a] != dfs[b] ? dfs[a] < dfs[b] : a < b }
         let size = TextIndex.blockSize
         var score = [Double](repeating: 0, count: size)
         var matched = [UInt8](repeating: 0, count: size)
         var best = [Double](repeating: 0, count: size)
         var touched: [Int] = []
+        var candidates: [Int] = []
         touched.reserveCapacity(size)
+        candidates.reserveCapacity(size)
+        var heap = TopK.Heap(capacity: keep == Int.max ? 0 : keep)
         var result: [(id: UInt32, score: Double)] = []
-        // Per word, per term: the cursor into its blocks list.
+        var complete = true
+        // Per word, per term: the position in its blocks list.
         var next = words.map { [Int](repeating: 0, count: $0.count) }
-        let idfs = words.map { $0.map { idf($0.documentFrequency) * ($0.exact ? 1 : TextIndex.prefixFactor) } }
 
         for block in 0..<blockCount {
             var alive = true
             for (rank, w) in order.enumerated() {
                 touched.removeAll(keepingCapacity: true)
                 for t in words[w].indices {
+                    let term = words[w][t]
+                    if prune && heap.isFull && term.weight <= heap.threshold {
+                        complete = false
+                        break
+                    }
                     let i = next[w][t]
-                    guard i < words[w][t].blocks.count, words[w][t].blocks[i].block == block else { continue }
+                    guard i < term.blocks.count, term.blocks[i].block == block else { continue }
                     next[w][t] = i + 1
-                    try accumulate(words[w][t].blocks[i].bytes, idf: idfs[w][t], rank: rank,
+                    try accumulate(term.blocks[i].bytes, weight: term.weight, rank: rank,
                                    matched: &matched, best: &best, touched: &touched)
                 }
+                if rank == 0 { candidates = touched }
                 if touched.isEmpty { alive = false; break }
                 for o in touched {
                     if matched[o] == UInt8(truncatingIfNeeded: rank) {
@@ -191,57 +236,101 @@ struct Searcher {
             if alive {
                 let base = UInt32(block) << TextIndex.blockShift
                 for o in touched where Int(matched[o]) == order.count {
-                    result.append((base | UInt32(o), score[o]))
+                    let id = base | UInt32(o)
+                    if keep == Int.max {
+                        result.append((id, score[o]))
+                    } else if !heap.isFull || score[o] >= heap.threshold {
+                        heap.insert((id, score[o]))
+                        result.append((id, score[o]))
+                    } else {
+                        complete = false
+                    }
                 }
             }
-            // Skip the remaining terms' postings of this block.
+            // Skip the postings of this block not read, reset what was touched.
             for w in words.indices {
                 for t in words[w].indices {
                     let i = next[w][t]
                     if i < words[w][t].blocks.count, words[w][t].blocks[i].block == block { next[w][t] = i + 1 }
                 }
             }
-            for i in 0..<size { matched[i] = 0 }
+            for o in candidates { matched[o] = 0 }
+            candidates.removeAll(keepingCapacity: true)
         }
-        return result
+        if keep != Int.max && heap.isFull {
+            let floor = heap.threshold
+            let before = result.count
+            result.removeAll { $0.score < floor }
+            if result.count < before { complete = false }
+        }
+        return (result, complete)
     }
 
     /// Decodes one postings value; for documents that matched the `rank`
     /// previous words, keeps the best contribution of this word in `best`.
     @inline(__always)
-    func accumulate(_ bytes: UnsafeRawBufferPointer, idf: Double, rank: Int,
+    func accumulate(_ bytes: UnsafeRawBufferPointer, weight: Double, rank: Int,
                     matched: inout [UInt8], best: inout [Double], touched: inout [Int]) throws {
-        var r = ByteReader(bytes)
-        let count = try r.int()
-        r.offset += 2  // the last offset
+        guard bytes.count >= 3, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw TextIndexError.corrupt("postings value")
+        }
+        var p = base
+        let end = base + bytes.count
+        let count = try Searcher.varint(&p, end)
+        p += 2  // the last offset
         var offset = -1
         let r8 = UInt8(truncatingIfNeeded: rank)
+        let k1 = TextIndex.k1
         try factor.withUnsafeBufferPointer { factor in
-            for _ in 0..<count {
-                let delta = try r.int()
-                offset = offset < 0 ? delta : offset + delta
-                guard offset < TextIndex.blockSize else { throw TextIndexError.corrupt("posting offset") }
-                let mask = try r.byte()
-                if matched[offset] != r8 {
-                    // Not a candidate: skip its payload.
-                    for _ in 0..<mask.nonzeroBitCount { _ = try r.varint(); _ = try r.byte() }
-                    continue
+            try matched.withUnsafeMutableBufferPointer { matched in
+                try best.withUnsafeMutableBufferPointer { best in
+                    for _ in 0..<count {
+                        let delta = try Searcher.varint(&p, end)
+                        offset = offset < 0 ? delta : offset + delta
+                        guard offset < TextIndex.blockSize, p < end else { throw TextIndexError.corrupt("posting offset") }
+                        let mask = p.pointee
+                        p += 1
+                        if matched[offset] != r8 {
+                            // Not a candidate: skip its payload.
+                            for _ in 0..<mask.nonzeroBitCount { _ = try Searcher.varint(&p, end); p += 1 }
+                            continue
+                        }
+                        var x = 0.0
+                        var m = mask
+                        while m != 0 {
+                            let slot = m.trailingZeroBitCount
+                            m &= m - 1
+                            let tf = try Searcher.varint(&p, end)
+                            guard p < end else { throw TextIndexError.corrupt("posting payload") }
+                            x += Double(tf) * factor[slot &* 256 &+ Int(p.pointee)]
+                            p += 1
+                        }
+                        // Never 0: 0 in `best` means "not touched yet".
+                        let s = max(weight * x / (k1 + x), .leastNormalMagnitude)
+                        if best[offset] == 0 { touched.append(offset) }
+                        if s > best[offset] { best[offset] = s }
+                    }
                 }
-                var t = 0.0
-                var m = mask
-                while m != 0 {
-                    let slot = m.trailingZeroBitCount
-                    m &= m - 1
-                    let tf = Double(try r.varint())
-                    let norm = Int(try r.byte())
-                    t += tf * factor[slot &* 256 &+ norm]
-                }
-                // Never 0: 0 in `best` means "not touched yet".
-                let s = max(idf * t / (TextIndex.k1 + t), .leastNormalMagnitude)
-                if best[offset] == 0 { touched.append(offset) }
-                if s > best[offset] { best[offset] = s }
             }
         }
+    }
+
+    @inline(__always)
+    static func varint(_ p: inout UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) throws -> Int {
+        guard p < end else { throw TextIndexError.corrupt("truncated postings") }
+        var b = p.pointee
+        p += 1
+        if b < 0x80 { return Int(b) }
+        var value = Int(b & 0x7F)
+        var shift = 7
+        repeat {
+            guard p < end, shift < 35 else { throw TextIndexError.corrupt("bad varint") }
+            b = p.pointee
+            p += 1
+            value |= Int(b & 0x7F) << shift
+            shift += 7
+        } while b >= 0x80
+        return value
     }
 }
 
@@ -282,5 +371,42 @@ enum TopK {
     @inline(__always)
     static func better(_ a: (id: UInt32, score: Double), _ b: (id: UInt32, score: Double)) -> Bool {
         a.score != b.score ? a.score > b.score : a.id < b.id
+    }
+
+    /// The `capacity` best seen so far; `threshold` is the worst of them.
+    struct Heap {
+        let capacity: Int
+        var items: [(id: UInt32, score: Double)] = []
+
+        init(capacity: Int) {
+            self.capacity = capacity
+            items.reserveCapacity(capacity)
+        }
+
+        var isFull: Bool { capacity > 0 && items.count >= capacity }
+        var threshold: Double { items.first?.score ?? -.infinity }
+
+        mutating func insert(_ item: (id: UInt32, score: Double)) {
+            if items.count < capacity {
+                items.append(item)
+                var i = items.count - 1
+                while i > 0 {
+                    let p = (i - 1) / 2
+                    if better(items[p], items[i]) { items.swapAt(p, i); i = p } else { break }
+                }
+            } else if capacity > 0 && better(item, items[0]) {
+                items[0] = item
+                var i = 0
+                while true {
+                    let l = 2 * i + 1, r = l + 1
+                    var worst = i
+                    if l < capacity && better(items[worst], items[l]) { worst = l }
+                    if r < capacity && better(items[worst], items[r]) { worst = r }
+                    if worst == i { break }
+                    items.swapAt(i, worst)
+                    i = worst
+                }
+            }
+        }
     }
 }

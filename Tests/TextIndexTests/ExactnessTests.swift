@@ -107,6 +107,11 @@ struct ExactnessTests {
             found += hits.count
             let freshHits = try fresh.search(q, now: ExactnessTests.now, limit: 1000)
             #expect(hits == freshHits, "search \(q), round \(round)")
+            // A small limit prunes; it must give the first hits of the full list.
+            for limit in [1, 3, 7] {
+                let top = try t.search(q, now: ExactnessTests.now, limit: limit)
+                #expect(top == Array(hits.prefix(limit)), "search \(q) limit \(limit), round \(round)")
+            }
             // Brute force: every word a term of the document, the last also as a prefix.
             var words = tokenizer.terms(q)
             let last = words.popLast()
