@@ -111,58 +111,102 @@ struct Searcher {
         blockCount = stats.nextDocumentId == 0 ? 0 : Int((stats.nextDocumentId - 1) >> TextIndex.blockShift) + 1
     }
 
-    /// One term's postings in each block where it occurs.
-    struct TermPostings {
-        var exact: Bool
-        var documentFrequency = 0
-        /// `f · idf`: an upper bound of its contribution.
-        var weight = 0.0
-        var blocks: [(block: Int, bytes: UnsafeRawBufferPointer)] = []
+    /// A query word's postings: its terms (one, or every term it is a
+    /// prefix of) and, block by block, their postings values.
+    struct WordPostings {
+        /// Per term: `f · idf`, an upper bound of its contribution.
+        var weights: [Double] = []
+        var documentFrequencies: [Int] = []
+        /// (term, block, value) in block order; within a block, by
+        /// decreasing weight once ``sortBlocks()`` ran.
+        var entries: [(term: Int32, block: Int32, bytes: UnsafeRawBufferPointer)] = []
+        /// `starts[b] ..< starts[b + 1]`: the entries of block `b`.
+        var starts: [Int] = []
+
+        var isEmpty: Bool { entries.isEmpty }
+        var totalFrequency: Int { documentFrequencies.reduce(0, +) }
+
+        mutating func sortBlocks(blockCount: Int) {
+            starts = [Int](repeating: 0, count: blockCount + 1)
+            for e in entries { starts[Int(e.block) + 1] += 1 }
+            for b in 0..<blockCount { starts[b + 1] += starts[b] }
+            let w = weights
+            var i = 0
+            while i < entries.count {
+                var j = i
+                while j < entries.count && entries[j].block == entries[i].block { j += 1 }
+                if j - i > 1 {
+                    entries[i..<j].sort { a, b in
+                        w[Int(a.term)] != w[Int(b.term)] ? w[Int(a.term)] > w[Int(b.term)] : a.term < b.term
+                    }
+                }
+                i = j
+            }
+        }
     }
 
     /// The postings of `term` in every block (`prefix`: of every term that
-    /// starts with it), one entry per term.
-    mutating func lookup(_ term: [UInt8], prefix: Bool) throws -> [TermPostings] {
+    /// starts with it).
+    mutating func lookup(_ term: [UInt8], prefix: Bool) throws -> WordPostings {
         var key = [UInt8](repeating: 0, count: 4) + term
-        var single = TermPostings(exact: true)
-        var terms: [TermPostings] = []
-        var byHash: [UInt64: Int] = [:]
+        var word = WordPostings()
+        var exactTerm: Int32 = -1
+        // Terms are told apart by a hash of their bytes (FNV-1a, fixed), in a
+        // small open-addressing table: no allocation per key.
+        var table = [Int32](repeating: -1, count: 1024)
+        var hashes: [UInt64] = []
         for block in 0..<blockCount {
             withUnsafeBytes(of: UInt32(block).bigEndian) { for i in 0..<4 { key[i] = $0[i] } }
             if !prefix {
                 if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
-                    single.documentFrequency += try PostingList.count(e.value)
-                    single.blocks.append((block, e.value))
+                    if word.weights.isEmpty {
+                        word.weights.append(0)
+                        word.documentFrequencies.append(0)
+                        exactTerm = 0
+                    }
+                    word.documentFrequencies[0] += try PostingList.count(e.value)
+                    word.entries.append((0, Int32(block), e.value))
                 }
                 continue
             }
             var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
             while let e = entry, e.key.count >= key.count, e.key.starts(with: key) {
-                // Terms are told apart by a hash of their bytes (FNV-1a, fixed):
-                // no allocation per key.
                 let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[4...]))
-                let i: Int
-                if let known = byHash[h] {
-                    i = known
-                } else {
-                    i = terms.count
-                    byHash[h] = i
-                    terms.append(TermPostings(exact: e.key.count == key.count))
+                var mask = table.count - 1
+                var slot = Int(truncatingIfNeeded: h) & mask
+                while table[slot] >= 0 && hashes[Int(table[slot])] != h { slot = (slot + 1) & mask }
+                var t = table[slot]
+                if t < 0 {
+                    t = Int32(hashes.count)
+                    hashes.append(h)
+                    word.weights.append(0)
+                    word.documentFrequencies.append(0)
+                    if e.key.count == key.count { exactTerm = t }
+                    table[slot] = t
+                    if hashes.count * 2 > table.count {
+                        table = [Int32](repeating: -1, count: table.count * 2)
+                        mask = table.count - 1
+                        for (i, hi) in hashes.enumerated() {
+                            var s = Int(truncatingIfNeeded: hi) & mask
+                            while table[s] >= 0 { s = (s + 1) & mask }
+                            table[s] = Int32(i)
+                        }
+                    }
                 }
-                terms[i].documentFrequency += try PostingList.count(e.value)
-                terms[i].blocks.append((block, e.value))
+                word.documentFrequencies[Int(t)] += try PostingList.count(e.value)
+                word.entries.append((t, Int32(block), e.value))
                 entry = try cursor.nextBytes()
             }
         }
-        if !prefix { terms = single.blocks.isEmpty ? [] : [single] }
         // Longer words than typed weigh at most `prefixFactor` of the typed
         // word when it is a word itself: what was typed is what is meant.
-        let exactIdf = terms.first(where: \.exact).map { idf($0.documentFrequency) }
-        for i in terms.indices {
-            let own = idf(terms[i].documentFrequency)
-            terms[i].weight = terms[i].exact ? own : TextIndex.prefixFactor * min(own, exactIdf ?? own)
+        let exactIdf = exactTerm >= 0 ? idf(word.documentFrequencies[Int(exactTerm)]) : nil
+        for t in word.weights.indices {
+            let own = idf(word.documentFrequencies[t])
+            word.weights[t] = t == exactTerm ? own : TextIndex.prefixFactor * min(own, exactIdf ?? own)
         }
-        return terms
+        word.sortBlocks(blockCount: blockCount)
+        return word
     }
 
     func idf(_ df: Int) -> Double {
@@ -176,22 +220,18 @@ struct Searcher {
     /// every one that scores as high as the `keep`-th best.
     mutating func run(exact: [[UInt8]], prefix: [UInt8], keep: Int) throws
         -> (scored: [(id: UInt32, score: Double)], complete: Bool) {
-        var words: [[TermPostings]] = []
+        var words: [WordPostings] = []
         for w in exact {
             let p = try lookup(w, prefix: false)
             if p.isEmpty { return ([], true) }
             words.append(p)
         }
-        var p = try lookup(prefix, prefix: true)
+        let p = try lookup(prefix, prefix: true)
         if p.isEmpty { return ([], true) }
-        // Highest weight first (ties: first found), for pruning.
-        p = p.enumerated().sorted { a, b in
-            a.element.weight != b.element.weight ? a.element.weight > b.element.weight : a.offset < b.offset
-        }.map(\.element)
         words.append(p)
         let prune = words.count == 1 && keep != Int.max
         // Rarest word first: it decides which documents the others may add to.
-        let dfs = words.map { $0.reduce(0) { $0 + $1.documentFrequency } }
+        let dfs = words.map(\.totalFrequency)
         let order = words.indices.sorted { a, b in dfs[a] != dfs[b] ? dfs[a] < dfs[b] : a < b }
         let size = TextIndex.blockSize
         var score = [Double](repeating: 0, count: size)
@@ -204,24 +244,20 @@ struct Searcher {
         var heap = TopK.Heap(capacity: keep == Int.max ? 0 : keep)
         var result: [(id: UInt32, score: Double)] = []
         var complete = true
-        // Per word, per term: the position in its blocks list.
-        var next = words.map { [Int](repeating: 0, count: $0.count) }
 
         for block in 0..<blockCount {
             var alive = true
-            for (rank, w) in order.enumerated() {
+            for rank in order.indices {
                 touched.removeAll(keepingCapacity: true)
-                for t in words[w].indices {
-                    let term = words[w][t]
-                    if prune && heap.isFull && term.weight <= heap.threshold {
+                let word = words[order[rank]]
+                for k in word.starts[block]..<word.starts[block + 1] {
+                    let e = word.entries[k]
+                    let weight = word.weights[Int(e.term)]
+                    if prune && heap.isFull && weight <= heap.threshold {
                         complete = false
                         break
                     }
-                    let i = next[w][t]
-                    guard i < term.blocks.count, term.blocks[i].block == block else { continue }
-                    next[w][t] = i + 1
-                    try accumulate(term.blocks[i].bytes, weight: term.weight, rank: rank,
-                                   matched: &matched, best: &best, touched: &touched)
+                    try accumulate(e.bytes, weight: weight, rank: rank, matched: &matched, best: &best, touched: &touched)
                 }
                 if rank == 0 { candidates = touched }
                 if touched.isEmpty { alive = false; break }
@@ -245,13 +281,6 @@ struct Searcher {
                     } else {
                         complete = false
                     }
-                }
-            }
-            // Skip the postings of this block not read, reset what was touched.
-            for w in words.indices {
-                for t in words[w].indices {
-                    let i = next[w][t]
-                    if i < words[w][t].blocks.count, words[w][t].blocks[i].block == block { next[w][t] = i + 1 }
                 }
             }
             for o in candidates { matched[o] = 0 }
