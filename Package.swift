@@ -87,13 +87,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Appends and reads synthetic events from a separate process: the
-        // engine's crash and multi-process tests, and the raw append benchmark.
+        // A synthetic workload (events and projections) for the engine's
+        // tests and benchmarks, and a tool that runs it in a separate process:
+        // crash and multi-process tests, the raw append benchmark.
+        .target(
+            name: "SyntheticWorkload",
+            dependencies: ["EventLog", "LMDB"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "SyntheticAppender",
             dependencies: [
                 "EventLog",
                 "LMDB",
+                "SyntheticWorkload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -101,7 +108,7 @@ let package = Package(
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "CLMDB"], swiftSettings: strict),
         .testTarget(
             name: "EventLogTests",
-            dependencies: ["EventLog", "LMDB", "CLMDB", "SyntheticAppender"],
+            dependencies: ["EventLog", "LMDB", "CLMDB", "SyntheticWorkload", "SyntheticAppender"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

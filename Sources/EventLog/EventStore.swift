@@ -28,6 +28,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     public let options: StoreOptions
     let databases: LogDatabases
     let queue: WriteQueue
+    let snapshotInProgress = SingleFlight()
 
     /// The format of records and metadata this version writes and reads.
     public static var formatVersion: UInt32 { 1 }
@@ -85,6 +86,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             }
             queue.submit(request) { group in self.commit(group) }
             if let error = request.error { throw error }
+            snapshotIfDue(appended: receipt!.isRetry ? nil : receipt!.positions)
             return receipt!
         }
     }
@@ -222,23 +224,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     private func apply(from: Position, through: Position, lagging: [(projection: any Projection, from: Position)],
                        in txn: WriteTransaction) throws {
         let writers = try lagging.map { (try $0.projection.makeWriter(in: txn), $0.from) }
-        let cursor = try databases.log.cursor(in: txn)
-        var entry = try from.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
-        var expected = from
-        while let (key, value) = entry {
-            let position = try UInt64.decode(lmdbBytes: key)
-            if position > through { break }
-            guard position == expected else {
-                throw EventLogError(.corrupt, operation: "catch up", "position \(expected) is missing from the log", position: expected)
-            }
-            let view = RecordLayout.View(bytes: value)
-            guard view.isWellFormed else {
-                throw EventLogError(.corrupt, operation: "catch up", "the record is malformed", position: position)
-            }
-            let event = view.event(at: position)
-            for (writer, start) in writers where position >= start { try writer.apply(event) }
-            expected += 1
-            entry = try cursor.nextBytes()
+        try forEachRecord(after: from - 1, through: through, in: txn) { event in
+            for (writer, start) in writers where event.position >= start { try writer.apply(event) }
+            return true
         }
         for (writer, _) in writers { try writer.finish() }
         for (projection, _) in lagging {
@@ -300,35 +288,50 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     public func forEachEvent(from position: Position = 1, through: Position? = nil, chunk: Int = 4096,
                              _ body: (RecordedEvent) throws -> Bool) throws -> Position {
         let end = try through ?? head()
-        var next = max(position, 1)
-        var last: Position = next - 1
-        while next <= end {
-            var keepGoing = true
+        var last = max(position, 1) - 1
+        var keepGoing = true
+        while keepGoing && last < end {
+            let before = last
             try read { txn in
-                let cursor = try databases.log.cursor(in: txn)
-                var entry = try next.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
                 var count = 0
-                while let (key, value) = entry, count < chunk {
-                    let p = try UInt64.decode(lmdbBytes: key)
-                    if p > end { break }
-                    guard p == next else {
-                        throw EventLogError(.corrupt, operation: "read", "position \(next) is missing from the log", position: next)
-                    }
-                    let view = RecordLayout.View(bytes: value)
-                    guard view.isWellFormed else {
-                        throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
-                    }
-                    last = p
-                    next = p + 1
+                try forEachRecord(after: before, through: end, in: txn) { event in
+                    last = event.position
                     count += 1
-                    if !(try body(view.event(at: p))) { keepGoing = false; return }
-                    entry = try cursor.nextBytes()
+                    keepGoing = try body(event)
+                    return keepGoing && count < chunk
                 }
-                if count == 0 { next = end + 1 }
             }
-            if !keepGoing { break }
+            if last == before { break }
         }
         return last
+    }
+
+    /// Calls `body` with each event after `position` through `end` as `txn`
+    /// sees the log, until it returns false; throws on a gap or a malformed
+    /// record, since every caller relies on a whole, ordered log.
+    func forEachRecord(after position: Position, through end: Position, in txn: ReadTransaction,
+                       _ body: (RecordedEvent) throws -> Bool) throws {
+        guard position < end else { return }
+        let cursor = try databases.log.cursor(in: txn)
+        var expected = position + 1
+        var entry = try expected.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let (key, value) = entry {
+            let p = try UInt64.decode(lmdbBytes: key)
+            if p > end { return }
+            guard p == expected else {
+                throw EventLogError(.corrupt, operation: "read", "position \(expected) is missing from the log", position: expected)
+            }
+            let view = RecordLayout.View(bytes: value)
+            guard view.isWellFormed else {
+                throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
+            }
+            if !(try body(view.event(at: p))) || p == end { return }
+            expected += 1
+            entry = try cursor.nextBytes()
+        }
+        if expected <= end {
+            throw EventLogError(.corrupt, operation: "read", "position \(expected) is missing from the log", position: expected)
+        }
     }
 
     /// The checkpoint of projection `name`.

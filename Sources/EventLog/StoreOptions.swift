@@ -27,6 +27,8 @@ public struct StoreOptions: Sendable {
     public var maxGroupCommit = 64
     /// Events per transaction while a projection catches up on open.
     public var catchUpChunk = 10_000
+    /// Snapshots taken by the store itself after commits; nil: only on request.
+    public var snapshotPolicy: SnapshotPolicy?
     public var logger = Logger(label: "eventlog")
 
     public init() {}

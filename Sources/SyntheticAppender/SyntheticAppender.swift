@@ -2,6 +2,7 @@ import ArgumentParser
 import EventLog
 import Foundation
 import LMDB
+import SyntheticWorkload
 
 /// Appends and reads synthetic events from its own process, so tests can kill
 /// a writer mid-batch, run two writers at once, read from another process,
@@ -10,7 +11,7 @@ import LMDB
 struct SyntheticAppender: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Append or read synthetic events (engine tests and the append benchmark).",
-        subcommands: [Append.self, Read.self, Bench.self])
+        subcommands: [Append.self, Read.self, Bench.self, Rebuild.self])
 }
 
 struct StoreArguments: ParsableArguments {
@@ -108,28 +109,18 @@ extension SyntheticAppender {
     }
 }
 
-/// Checks, in one read transaction, that the log is 1…head without a gap,
-/// that each writer's events are its sequence 0, 1, 2, … in whole batches,
-/// and that the progress projection agrees with the log.
-enum ConsistentPrefix {
-    static func check(_ store: EventStore<SyntheticViews>, batchSize: Int) throws -> String? {
-        try store.read { txn in
-            let head = try store.head(in: txn)
-            var next: [UInt64: UInt64] = [:]
-            for position in stride(from: Position(1), through: head, by: 1) {
-                guard let event = try store.event(at: position, in: txn) else { return "position \(position) missing below head \(head)" }
-                guard let (writer, sequence) = SyntheticEvent.decode(event.payload) else { return "bad payload at \(position)" }
-                guard sequence == next[writer, default: 0] else {
-                    return "writer \(writer) sequence \(sequence) at \(position), expected \(next[writer, default: 0])"
-                }
-                next[writer] = sequence + 1
+extension SyntheticAppender {
+    struct Rebuild: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rebuild every projection from position 1 (to be killed midway by a test).")
+        @OptionGroup var storeArguments: StoreArguments
+
+        func run() throws {
+            let store = try storeArguments.open()
+            let report = try store.rebuild(full: true) { progress in
+                FileHandle.standardOutput.write(Data("\(progress.phase.rawValue) \(progress.position)\n".utf8))
             }
-            for (writer, count) in next {
-                if count % UInt64(batchSize) != 0 { return "writer \(writer) has \(count) events: a partial batch" }
-                let projected = try store.views.progress.counts.get(writer, in: txn) ?? 0
-                if projected != count { return "projection says writer \(writer) has \(projected), the log \(count)" }
-            }
-            return nil
+            print("rebuilt \(report.position)")
         }
     }
 }
+

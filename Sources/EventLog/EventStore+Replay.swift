@@ -1,0 +1,234 @@
+import Foundation
+import LMDB
+
+extension EventStore {
+    /// Rebuilds every projection from the log and swaps the result in.
+    ///
+    /// Builds the views in a scratch environment beside the store, from the
+    /// newest snapshot stamped with this store's projection versions (unless
+    /// `full`) or from position 1, up to the head at the start. Then, in one
+    /// write transaction of the live store, replaces each projection's
+    /// databases with the rebuilt ones, applies the events appended meanwhile,
+    /// and moves the checkpoints. A reader sees the old views or the new ones,
+    /// never a mix; the log is never written. Killed midway, it leaves the live
+    /// views as they were (the scratch environment is removed next time).
+    ///
+    /// ```swift
+    /// let report = try store.rebuild()
+    /// print(report.snapshot ?? 0, report.eventsApplied, report.position)
+    /// ```
+    @discardableResult
+    public func rebuild(full: Bool = false, progress: ((ReplayProgress) -> Void)? = nil) throws -> ReplayReport {
+        let start = try head()
+        let (builder, scratch, used, damaged) = try buildScratch(through: start, full: full, progress: progress)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let final = try environment.write { txn -> Position in
+            try builder.target.read { rebuilt in
+                for projection in views.all {
+                    for name in projection.databaseNames {
+                        let live: Database<[UInt8], [UInt8]> = try txn.createDatabase(name)
+                        try live.removeAll(in: txn)
+                        let source: Database<[UInt8], [UInt8]> = try rebuilt.openDatabase(name)
+                        let cursor = try source.cursor(in: rebuilt)
+                        let raw = live.reinterpreted(as: RawBytes.self, RawBytes.self)
+                        var entry = try cursor.firstBytes()
+                        while let (key, value) = entry {
+                            try raw.put(RawBytes(value), forKey: RawBytes(key), flags: .append, in: txn)
+                            entry = try cursor.nextBytes()
+                        }
+                    }
+                }
+            }
+            // Events appended while the scratch views were built.
+            let head = try databases.head(in: txn).position
+            let writers = try views.all.map { try $0.makeWriter(in: txn) }
+            try forEachRecord(after: builder.position, through: head, in: txn) { event in
+                for writer in writers { try writer.apply(event) }
+                return true
+            }
+            for writer in writers { try writer.finish() }
+            for projection in views.all {
+                try databases.setCheckpoint(Checkpoint(position: head, version: projection.version), of: projection.name, in: txn)
+            }
+            return head
+        }
+        progress?(ReplayProgress(phase: .swap, position: final, end: final, events: builder.eventsApplied, seconds: builder.seconds))
+        return ReplayReport(snapshot: used, damagedSnapshots: damaged, position: final,
+                            eventsApplied: builder.eventsApplied + (final - start), seconds: builder.seconds)
+    }
+
+    /// Rebuilds every projection in a scratch environment and compares it,
+    /// database by database and key by key, with the live views at the same
+    /// position. The live store is only read.
+    ///
+    /// ```swift
+    /// let comparison = try store.verifyViews()
+    /// if let difference = comparison.difference { print(difference) }   // "activity.current / activity.current / key phone: …"
+    /// ```
+    public func verifyViews(full: Bool = false, progress: ((ReplayProgress) -> Void)? = nil) throws -> ViewComparison {
+        let start = try head()
+        let (builder, scratch, used, damaged) = try buildScratch(through: start, full: full, progress: progress)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        return try read { live in
+            // Writers may have moved on: bring the rebuilt views to the same position.
+            let head = try databases.head(in: live).position
+            while builder.position < head {
+                try builder.applyChunk(through: head) { body in try body(live) }
+            }
+            progress?(ReplayProgress(phase: .compare, position: head, end: head, events: builder.eventsApplied, seconds: builder.seconds))
+            let difference = try builder.target.read { rebuilt in try compare(live: live, rebuilt: rebuilt, at: head) }
+            return ViewComparison(
+                report: ReplayReport(snapshot: used, damagedSnapshots: damaged, position: head,
+                                     eventsApplied: builder.eventsApplied, seconds: builder.seconds),
+                difference: difference)
+        }
+    }
+
+    /// Builds a new store in `path` holding the log up to `position` (its
+    /// records copied byte for byte, so it verifies) and the views as they
+    /// were at that position: an audit's time travel. Every read works on it.
+    ///
+    /// ```swift
+    /// try store.replay(through: 1_000, into: "/tmp/as-of-1000")
+    /// let then = try EventStore<Views>(path: "/tmp/as-of-1000")
+    /// ```
+    @discardableResult
+    public func replay(through position: Position, into path: String, full: Bool = false,
+                       progress: ((ReplayProgress) -> Void)? = nil) throws -> ReplayReport {
+        let head = try head()
+        guard position <= head else {
+            throw EventLogError(.invalidArgument, operation: "replay", "position \(position) is past the head \(head)")
+        }
+        if let contents = try? FileManager.default.contentsOfDirectory(atPath: path), !contents.isEmpty {
+            throw EventLogError(.invalidArgument, operation: "replay", "\(path) is not empty; time travel builds a new store")
+        }
+        let builder = try ViewBuilder(source: self, targetPath: path, durability: .durable, progress: progress)
+        let target = try builder.target.write { txn in
+            let target = try LogDatabases(openingIn: txn)
+            try target.meta.put(withUnsafeBytes(of: Self.formatVersion.bigEndian) { [UInt8]($0) }, forKey: "format", in: txn)
+            return target
+        }
+        try copyLog(through: position, into: builder.target, databases: target, progress: progress)
+        var used: Position?
+        var damaged: [Position] = []
+        if !full, let snapshot = try newestUsableSnapshot(atOrBefore: position) {
+            if try builder.load(snapshot) { used = snapshot.position } else { damaged.append(snapshot.position) }
+        }
+        try builder.apply(through: position)
+        try builder.target.write { txn in
+            let last = try target.head(in: txn)
+            try target.setRecordedHead(last.position, link: last.link, in: txn)
+            try builder.writeCheckpoints(target, in: txn)
+        }
+        return ReplayReport(snapshot: used, damagedSnapshots: damaged, position: position,
+                            eventsApplied: builder.eventsApplied, seconds: builder.seconds)
+    }
+
+    // MARK: Parts
+
+    /// A scratch environment beside the store, with views built through `end`
+    /// from the newest usable snapshot (falling back past damaged ones) or from 1.
+    private func buildScratch(through end: Position, full: Bool, progress: ((ReplayProgress) -> Void)?) throws
+        -> (ViewBuilder<Views>, String, Position?, [Position]) {
+        removeAbandonedScratch()
+        let scratch = (environment.path as NSString).appendingPathComponent("replay-scratch-\(getpid())-\(UUID().uuidString)")
+        do {
+            let builder = try ViewBuilder(source: self, targetPath: scratch, durability: .noSync, progress: progress)
+            var used: Position?
+            var damaged: [Position] = []
+            if !full {
+                let wanted = Set(views.all.map { SnapshotInfo.ProjectionStamp(name: $0.name, version: $0.version) })
+                for snapshot in try snapshots().reversed() where snapshot.position <= end && Set(snapshot.projections) == wanted {
+                    if try builder.load(snapshot) {
+                        used = snapshot.position
+                        break
+                    }
+                    damaged.append(snapshot.position)
+                }
+            }
+            try builder.apply(through: end)
+            return (builder, scratch, used, damaged)
+        } catch {
+            try? FileManager.default.removeItem(atPath: scratch)
+            throw error
+        }
+    }
+
+    /// Scratch environments of rebuilds whose process died.
+    private func removeAbandonedScratch() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: environment.path)) ?? []
+        for name in names where name.hasPrefix("replay-scratch-") {
+            let pid = name.split(separator: "-").dropFirst(2).first.flatMap { Int32($0) } ?? 0
+            if pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH {
+                try? FileManager.default.removeItem(atPath: (environment.path as NSString).appendingPathComponent(name))
+            }
+        }
+    }
+
+    /// Copies records 1…`end` byte for byte into `target`'s log.
+    private func copyLog(through end: Position, into target: Environment, databases targetDatabases: LogDatabases,
+                         progress: ((ReplayProgress) -> Void)?) throws {
+        var next: Position = 1
+        let started = DispatchTime.now().uptimeNanoseconds
+        let log = targetDatabases.log.reinterpreted(as: RawBytes.self, RawBytes.self)
+        while next <= end {
+            try target.write { txn in
+                try read { live in
+                    let cursor = try databases.log.cursor(in: live)
+                    var entry = try next.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
+                    var count = 0
+                    while let (key, value) = entry, count < 20_000, next <= end {
+                        try log.put(RawBytes(value), forKey: RawBytes(key), flags: .append, in: txn)
+                        next += 1
+                        count += 1
+                        entry = try cursor.nextBytes()
+                    }
+                }
+            }
+            progress?(ReplayProgress(phase: .copyLog, position: next - 1, end: end, events: next - 1,
+                                     seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
+        }
+    }
+
+    /// The first difference between live and rebuilt databases, projection by
+    /// projection, then the checkpoints.
+    private func compare(live: ReadTransaction, rebuilt: ReadTransaction, at head: Position) throws -> ViewDifference? {
+        for projection in views.all {
+            for name in projection.databaseNames {
+                let a: Database<[UInt8], [UInt8]> = try live.openDatabase(name)
+                let b: Database<[UInt8], [UInt8]> = try rebuilt.openDatabase(name)
+                let liveCursor = try a.cursor(in: live), rebuiltCursor = try b.cursor(in: rebuilt)
+                var x = try liveCursor.firstBytes(), y = try rebuiltCursor.firstBytes()
+                while x != nil || y != nil {
+                    func differ(_ key: UnsafeRawBufferPointer, _ detail: String) -> ViewDifference {
+                        ViewDifference(projection: projection.name, database: name, key: [UInt8](key), detail: detail)
+                    }
+                    guard let (lk, lv) = x else { return differ(y!.key, "missing from the live view") }
+                    guard let (rk, rv) = y else { return differ(lk, "in the live view, not in the rebuilt one") }
+                    let order = compareBytes(lk, rk)
+                    if order < 0 { return differ(lk, "in the live view, not in the rebuilt one") }
+                    if order > 0 { return differ(rk, "missing from the live view") }
+                    if compareBytes(lv, rv) != 0 { return differ(lk, "values differ (\(lv.count) live bytes, \(rv.count) rebuilt)") }
+                    x = try liveCursor.nextBytes()
+                    y = try rebuiltCursor.nextBytes()
+                }
+            }
+            let checkpoint = try databases.checkpoint(of: projection.name, in: live)
+            if checkpoint != Checkpoint(position: head, version: projection.version) {
+                return ViewDifference(projection: projection.name, database: "meta", key: Array(("checkpoint:" + projection.name).utf8),
+                                      detail: "checkpoint \(checkpoint.map { "\($0.position) v\($0.version)" } ?? "missing"), head \(head) v\(projection.version)")
+            }
+        }
+        return nil
+    }
+}
+
+/// `memcmp` order, then length: LMDB's default key order.
+func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    let n = min(a.count, b.count)
+    if n > 0 {
+        let c = memcmp(a.baseAddress!, b.baseAddress!, n)
+        if c != 0 { return Int(c) }
+    }
+    return a.count - b.count
+}

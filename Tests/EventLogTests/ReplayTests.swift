@@ -1,0 +1,261 @@
+import EventLog
+import Foundation
+import LMDB
+import SyntheticWorkload
+import Testing
+
+@Suite("Snapshots, rebuild, verification by rebuild, time travel")
+struct ReplayTests {
+    /// A workload with a fixed time per event, so two stores given the same
+    /// events hold the same bytes.
+    static func workload(_ n: Int, seed: UInt64 = 7) -> [[NewEvent]] {
+        var rng = SeededGenerator(seed: seed)
+        let base = Date(timeIntervalSince1970: 1_790_000_000)
+        var batches: [[NewEvent]] = []
+        var i = 0
+        while i < n {
+            let size = min(n - i, Int.random(in: 1...40, using: &rng))
+            batches.append((0..<size).map { k in
+                event("t\(Int.random(in: 0..<12, using: &rng))", i + k, size: Int.random(in: 0...300, using: &rng),
+                      at: base.addingTimeInterval(Double(i + k)))
+            })
+            i += size
+        }
+        return batches
+    }
+
+    @Test("a full rebuild reproduces the live views byte for byte")
+    func fullRebuildEqualsLive() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore<TwoViews>(path: dir.path, options: fastOptions())
+        for batch in Self.workload(5000) { try store.append(batch) }
+        let comparison = try store.verifyViews(full: true)
+        #expect(comparison.isEqual, "\(String(describing: comparison.difference))")
+        #expect(comparison.report.position == 5000)
+        #expect(comparison.report.eventsApplied == 5000)
+        let report = try store.rebuild(full: true)
+        #expect(report.position == 5000 && report.snapshot == nil)
+        #expect(try store.verifyViews(full: true).isEqual)
+        // No scratch environment is left behind.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("replay-scratch") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test("a view that drifted from the log is named by verification and repaired by a rebuild")
+    func driftDetectedAndRepaired() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        do {
+            let store = try EventStore<TwoViews>(path: dir.path, options: fastOptions())
+            for batch in Self.workload(800) { try store.append(batch) }
+        }
+        do {
+            let env = try Environment(path: dir.path)
+            try env.write { txn in
+                let counts: Database<String, UInt64> = try txn.openDatabase("test.typeCounts")
+                try counts.put(999, forKey: "t3", in: txn)
+            }
+        }
+        let store = try EventStore<TwoViews>(path: dir.path, options: fastOptions())
+        let comparison = try store.verifyViews()
+        #expect(comparison.difference?.projection == "test.typeCounts")
+        #expect(comparison.difference?.keyDescription == "t3")
+        try store.rebuild()
+        #expect(try store.verifyViews().isEqual)
+        #expect(try store.read { try store.views.counts.total(in: $0) } == 800)
+    }
+
+    @Test("a rebuild from a snapshot with a tail equals a full rebuild")
+    func snapshotThenTail() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore<TwoViews>(path: dir.path, options: fastOptions())
+        let batches = Self.workload(3000)
+        for batch in batches.prefix(batches.count * 9 / 10) { try store.append(batch) }
+        let snapshot = try store.createSnapshot()
+        #expect(snapshot.position == (try store.head()))
+        #expect(store.verifySnapshot(snapshot))
+        for batch in batches.suffix(from: batches.count * 9 / 10) { try store.append(batch) }
+        let report = try store.rebuild()
+        #expect(report.snapshot == snapshot.position)
+        #expect(report.eventsApplied == 3000 - snapshot.position)
+        #expect(try store.verifyViews(full: true).isEqual)
+        #expect(try store.snapshots().map(\.position) == [snapshot.position])
+        #expect(try store.deleteSnapshot(at: snapshot.position))
+        #expect(try store.snapshots().isEmpty)
+    }
+
+    @Test("a snapshot stamped with another projection version is ignored")
+    func otherVersionIgnored() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        do {
+            let store = try EventStore<CountingViews>(path: dir.path, options: fastOptions())
+            for batch in Self.workload(500) { try store.append(batch) }
+            try store.createSnapshot()
+        }
+        let store = try EventStore<CountingViewsV2>(path: dir.path, options: fastOptions())
+        #expect(try store.snapshots().count == 1)
+        let report = try store.rebuild()
+        #expect(report.snapshot == nil)
+        #expect(report.eventsApplied == 500)
+        #expect(try store.verifyViews(full: true).isEqual)
+    }
+
+    @Test("a damaged snapshot fails its digest, and the rebuild falls back to the log")
+    func damagedSnapshotFallsBack() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore<TwoViews>(path: dir.path, options: fastOptions())
+        for batch in Self.workload(1000) { try store.append(batch) }
+        let snapshot = try store.createSnapshot()
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: snapshot.path))
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: snapshot.path))
+        #expect(!store.verifySnapshot(snapshot))
+        let report = try store.rebuild()
+        #expect(report.snapshot == nil)
+        #expect(report.damagedSnapshots == [snapshot.position])
+        #expect(try store.verifyViews(full: true).isEqual)
+        #expect(try store.read { try store.views.counts.total(in: $0) } == 1000)
+    }
+
+    @Test("time travel to position P equals a store that only ever saw 1…P")
+    func timeTravel() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let batches = Self.workload(2000)
+        var cut: Position = 0
+        do {
+            let full = try EventStore<TwoViews>(path: dir.sub("full"), options: fastOptions())
+            let partial = try EventStore<TwoViews>(path: dir.sub("partial"), options: fastOptions())
+            for (i, batch) in batches.enumerated() {
+                try full.append(batch)
+                if i < batches.count / 2 { try partial.append(batch) }
+                if i == batches.count / 4 { try full.createSnapshot() }
+            }
+            cut = try partial.head()
+            let report = try full.replay(through: cut, into: dir.sub("travelled"))
+            #expect(report.snapshot != nil, "the snapshot before P should be used")
+            #expect(report.position == cut)
+        }
+        do {
+            let travelled = try EventStore<TwoViews>(path: dir.sub("travelled"), options: fastOptions())
+            #expect(try travelled.head() == cut)
+            #expect(try travelled.verify().isValid)
+            #expect(try travelled.verifyViews(full: true).isEqual)
+            #expect {
+                try travelled.replay(through: cut + 1, into: dir.sub("past-the-head"))
+            } throws: { ($0 as? EventLogError)?.code == .invalidArgument }
+        }
+        try assertSameDatabases(dir.sub("partial"), dir.sub("travelled"),
+                                names: ["log", "test.typeCounts", "test.payloadBytes"])
+    }
+
+    @Test("the snapshot policy takes snapshots as the log grows and keeps the newest")
+    func automaticSnapshots() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var options = fastOptions()
+        options.snapshotPolicy = SnapshotPolicy(every: 1000, keep: 2)
+        let store = try EventStore<TwoViews>(path: dir.path, options: options)
+        for b in 0..<10 {
+            try store.append((0..<500).map { event("t", b * 500 + $0) })
+            // One at a time: wait for a snapshot the commit started (generously: a slow machine is not a failure).
+            let deadline = Date().addingTimeInterval(60)
+            while store.isSnapshotting && Date() < deadline { usleep(2000) }
+        }
+        let positions = try store.snapshots().map(\.position)
+        #expect(positions.count == 2)
+        #expect(positions.last == 5000)
+        #expect(try store.snapshots().allSatisfy { store.verifySnapshot($0) })
+    }
+
+    @Test("a rebuild killed with SIGKILL midway leaves the live views intact")
+    func killedRebuild() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let writer = try ChildProcess("SyntheticAppender", [
+            "append", "--store", dir.path, "--batches", "300", "--batch-size", "500", "--durability", "noSync",
+        ])
+        #expect(writer.finish().status == 0)
+        let rebuild = try ChildProcess("SyntheticAppender", ["rebuild", "--store", dir.path])
+        // Kill it once it is applying the log, before the swap.
+        let handle = rebuild.output.fileHandleForReading
+        var seen = ""
+        while !seen.contains("log "), let chunk = try handle.read(upToCount: 64), !chunk.isEmpty {
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        rebuild.kill()
+        let (_, output) = rebuild.finish()
+        #expect(!output.contains("rebuilt"), "the rebuild finished before it could be killed")
+        let reader = try ChildProcess("SyntheticAppender", ["read", "--store", dir.path, "--batch-size", "500", "--seconds", "0"])
+        let (status, verdict) = reader.finish()
+        #expect(status == 0, "\(verdict)")
+        let store = try EventStore<CountingViews>(path: dir.path, options: fastOptions())
+        #expect(try store.verify().isValid)
+        // The next rebuild clears the dead one's scratch environment.
+        try store.rebuild()
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("replay-scratch") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test("rebuild and verification run while another process appends")
+    func rebuildBesideAWriter() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        // The same projections as the other process, which must keep them current too.
+        let store = try EventStore<SyntheticViews>(path: dir.path, options: fastOptions())
+        try store.append((0..<2000).map {
+            NewEvent(type: SyntheticEvent.type, schemaVersion: 1, payload: SyntheticEvent.payload(writer: 1, sequence: UInt64($0), size: 100))
+        })
+        let writer = try ChildProcess("SyntheticAppender", [
+            "append", "--store", dir.path, "--writer", "5", "--batches", "400", "--batch-size", "5", "--durability", "noSync",
+        ])
+        var rounds = 0
+        while writer.process.isRunning || rounds < 2 {
+            try store.rebuild()
+            let comparison = try store.verifyViews()
+            #expect(comparison.isEqual, "\(String(describing: comparison.difference))")
+            rounds += 1
+        }
+        #expect(writer.finish().status == 0)
+        #expect(try store.head() == 4000)
+        #expect(try store.verifyViews(full: true).isEqual)
+        #expect(try store.read { try store.views.progress.counts.get(5, in: $0) } == 2000)
+        #expect(try ConsistentPrefix.check(store, batchSize: 5) == nil)
+    }
+}
+
+/// Compares named databases of two stores entry by entry.
+func assertSameDatabases(_ a: String, _ b: String, names: [String]) throws {
+    let left = try Environment(path: a), right = try Environment(path: b)
+    for name in names {
+        let entries: [[([UInt8], [UInt8])]] = try [left, right].map { env in
+            try env.read { txn in
+                let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
+                let cursor = try db.cursor(in: txn)
+                var out: [([UInt8], [UInt8])] = []
+                var entry = try cursor.first()
+                while let e = entry { out.append(e); entry = try cursor.next() }
+                return out
+            }
+        }
+        #expect(entries[0].count == entries[1].count, "\(name): \(entries[0].count) vs \(entries[1].count) entries")
+        #expect(entries[0].elementsEqual(entries[1]) { $0.0 == $1.0 && $0.1 == $1.1 }, "\(name) differs")
+    }
+}
+
+/// SplitMix64: a seeded generator, so a failing workload can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
