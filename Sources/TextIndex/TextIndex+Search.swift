@@ -147,7 +147,7 @@ struct Searcher {
 
     /// The postings of `term` in every block (`prefix`: of every term that
     /// starts with it).
-    mutating func lookup(_ term: [UInt8], prefix: Bool) throws -> WordPostings {
+    mutating func lookup(_ term: [UInt8], prefix: Bool, exactOnly: Bool = false) throws -> WordPostings {
         var key = [UInt8](repeating: 0, count: 4) + term
         var word = WordPostings()
         var exactTerm: Int32 = -1
@@ -157,7 +157,7 @@ struct Searcher {
         var hashes: [UInt64] = []
         for block in 0..<blockCount {
             withUnsafeBytes(of: UInt32(block).bigEndian) { for i in 0..<4 { key[i] = $0[i] } }
-            if !prefix {
+            if !prefix || exactOnly {
                 if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
                     if word.weights.isEmpty {
                         word.weights.append(0)
@@ -226,64 +226,89 @@ struct Searcher {
             if p.isEmpty { return ([], true) }
             words.append(p)
         }
+        if words.isEmpty && keep != Int.max {
+            // One word: score the word itself first. Longer words weigh at
+            // most `prefixFactor` of it, so when the `keep`-th best already
+            // scores that much, they cannot change the top: skip them.
+            let typed = try lookup(prefix, prefix: true, exactOnly: true)
+            if !typed.isEmpty {
+                let cap = TextIndex.prefixFactor * typed.weights[0]
+                let first = try score([typed], keep: keep)
+                if let threshold = first.threshold, threshold >= cap { return (first.scored, false) }
+            }
+        }
         let p = try lookup(prefix, prefix: true)
         if p.isEmpty { return ([], true) }
         words.append(p)
+        let result = try score(words, keep: keep)
+        return (result.scored, result.complete)
+    }
+
+    /// Scores documents matching every word of `words`; see ``run(exact:prefix:keep:)``.
+    /// `threshold`: the score of the `keep`-th best, when there are that many.
+    mutating func score(_ words: [WordPostings], keep: Int) throws
+        -> (scored: [(id: UInt32, score: Double)], complete: Bool, threshold: Double?) {
         let prune = words.count == 1 && keep != Int.max
         // Rarest word first: it decides which documents the others may add to.
         let dfs = words.map(\.totalFrequency)
         let order = words.indices.sorted { a, b in dfs[a] != dfs[b] ? dfs[a] < dfs[b] : a < b }
+        // Dense per-block state, allocated once per query.
         let size = TextIndex.blockSize
-        var score = [Double](repeating: 0, count: size)
-        var matched = [UInt8](repeating: 0, count: size)
-        var best = [Double](repeating: 0, count: size)
-        var touched: [Int] = []
-        var candidates: [Int] = []
-        touched.reserveCapacity(size)
-        candidates.reserveCapacity(size)
+        let scratch = ScoreScratch(size: size)
+        defer { scratch.deallocate() }
         var heap = TopK.Heap(capacity: keep == Int.max ? 0 : keep)
         var result: [(id: UInt32, score: Double)] = []
         var complete = true
+        var candidates: [Int32] = []
+        candidates.reserveCapacity(size)
 
         for block in 0..<blockCount {
             var alive = true
+            var touchedCount = 0
             for rank in order.indices {
-                touched.removeAll(keepingCapacity: true)
-                let word = words[order[rank]]
-                for k in word.starts[block]..<word.starts[block + 1] {
-                    let e = word.entries[k]
-                    let weight = word.weights[Int(e.term)]
+                touchedCount = 0
+                let w = order[rank]
+                let from = words[w].starts[block], to = words[w].starts[block + 1]
+                for k in from..<to {
+                    let e = words[w].entries[k]
+                    let weight = words[w].weights[Int(e.term)]
                     if prune && heap.isFull && weight <= heap.threshold {
                         complete = false
                         break
                     }
-                    try accumulate(e.bytes, weight: weight, rank: rank, matched: &matched, best: &best, touched: &touched)
+                    try accumulate(e.bytes, weight: weight, rank: rank, scratch, &touchedCount)
                 }
-                if rank == 0 { candidates = touched }
-                if touched.isEmpty { alive = false; break }
-                for o in touched {
-                    if matched[o] == UInt8(truncatingIfNeeded: rank) {
-                        score[o] = rank == 0 ? best[o] : score[o] + best[o]
-                        matched[o] = UInt8(truncatingIfNeeded: rank + 1)
+                if touchedCount == 0 { alive = false; break }
+                let r8 = UInt8(truncatingIfNeeded: rank)
+                for i in 0..<touchedCount {
+                    let o = Int(scratch.touched[i])
+                    if scratch.matched[o] == r8 {
+                        scratch.score[o] = rank == 0 ? scratch.best[o] : scratch.score[o] + scratch.best[o]
+                        scratch.matched[o] = r8 &+ 1
                     }
-                    best[o] = 0
+                    scratch.best[o] = 0
                 }
+                if rank == 0 { candidates.append(contentsOf: UnsafeBufferPointer(start: scratch.touched, count: touchedCount)) }
             }
             if alive {
                 let base = UInt32(block) << TextIndex.blockShift
-                for o in touched where Int(matched[o]) == order.count {
+                let all = UInt8(truncatingIfNeeded: order.count)
+                for i in 0..<touchedCount {
+                    let o = Int(scratch.touched[i])
+                    guard scratch.matched[o] == all else { continue }
                     let id = base | UInt32(o)
+                    let s = scratch.score[o]
                     if keep == Int.max {
-                        result.append((id, score[o]))
-                    } else if !heap.isFull || score[o] >= heap.threshold {
-                        heap.insert((id, score[o]))
-                        result.append((id, score[o]))
+                        result.append((id, s))
+                    } else if !heap.isFull || s >= heap.threshold {
+                        heap.insert((id, s))
+                        result.append((id, s))
                     } else {
                         complete = false
                     }
                 }
             }
-            for o in candidates { matched[o] = 0 }
+            for o in candidates { scratch.matched[Int(o)] = 0 }
             candidates.removeAll(keepingCapacity: true)
         }
         if keep != Int.max && heap.isFull {
@@ -292,14 +317,42 @@ struct Searcher {
             result.removeAll { $0.score < floor }
             if result.count < before { complete = false }
         }
-        return (result, complete)
+        return (result, complete, heap.isFull ? heap.threshold : nil)
+    }
+
+    /// Per-document state of one block while a query is scored.
+    struct ScoreScratch {
+        /// Sum of the words matched so far.
+        let score: UnsafeMutablePointer<Double>
+        /// Best contribution of the current word (0: not touched yet).
+        let best: UnsafeMutablePointer<Double>
+        /// How many words matched.
+        let matched: UnsafeMutablePointer<UInt8>
+        /// Offsets touched by the current word.
+        let touched: UnsafeMutablePointer<Int32>
+
+        init(size: Int) {
+            score = .allocate(capacity: size)
+            best = .allocate(capacity: size)
+            best.initialize(repeating: 0, count: size)
+            matched = .allocate(capacity: size)
+            matched.initialize(repeating: 0, count: size)
+            touched = .allocate(capacity: size)
+        }
+
+        func deallocate() {
+            score.deallocate()
+            best.deallocate()
+            matched.deallocate()
+            touched.deallocate()
+        }
     }
 
     /// Decodes one postings value; for documents that matched the `rank`
     /// previous words, keeps the best contribution of this word in `best`.
     @inline(__always)
     func accumulate(_ bytes: UnsafeRawBufferPointer, weight: Double, rank: Int,
-                    matched: inout [UInt8], best: inout [Double], touched: inout [Int]) throws {
+                    _ scratch: ScoreScratch, _ touchedCount: inout Int) throws {
         guard bytes.count >= 3, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw TextIndexError.corrupt("postings value")
         }
@@ -310,38 +363,38 @@ struct Searcher {
         var offset = -1
         let r8 = UInt8(truncatingIfNeeded: rank)
         let k1 = TextIndex.k1
+        let matched = scratch.matched, best = scratch.best, touched = scratch.touched
+        var n = touchedCount
         try factor.withUnsafeBufferPointer { factor in
-            try matched.withUnsafeMutableBufferPointer { matched in
-                try best.withUnsafeMutableBufferPointer { best in
-                    for _ in 0..<count {
-                        let delta = try Searcher.varint(&p, end)
-                        offset = offset < 0 ? delta : offset + delta
-                        guard offset < TextIndex.blockSize, p < end else { throw TextIndexError.corrupt("posting offset") }
-                        let mask = p.pointee
-                        p += 1
-                        if matched[offset] != r8 {
-                            // Not a candidate: skip its payload.
-                            for _ in 0..<mask.nonzeroBitCount { _ = try Searcher.varint(&p, end); p += 1 }
-                            continue
-                        }
-                        var x = 0.0
-                        var m = mask
-                        while m != 0 {
-                            let slot = m.trailingZeroBitCount
-                            m &= m - 1
-                            let tf = try Searcher.varint(&p, end)
-                            guard p < end else { throw TextIndexError.corrupt("posting payload") }
-                            x += Double(tf) * factor[slot &* 256 &+ Int(p.pointee)]
-                            p += 1
-                        }
-                        // Never 0: 0 in `best` means "not touched yet".
-                        let s = max(weight * x / (k1 + x), .leastNormalMagnitude)
-                        if best[offset] == 0 { touched.append(offset) }
-                        if s > best[offset] { best[offset] = s }
-                    }
+            for _ in 0..<count {
+                let delta = try Searcher.varint(&p, end)
+                offset = offset < 0 ? delta : offset + delta
+                guard offset < TextIndex.blockSize, p < end else { throw TextIndexError.corrupt("posting offset") }
+                let mask = p.pointee
+                p += 1
+                if matched[offset] != r8 {
+                    // Not a candidate: skip its payload.
+                    for _ in 0..<mask.nonzeroBitCount { _ = try Searcher.varint(&p, end); p += 1 }
+                    continue
                 }
+                var x = 0.0
+                var m = mask
+                while m != 0 {
+                    let slot = m.trailingZeroBitCount
+                    m &= m - 1
+                    let tf = try Searcher.varint(&p, end)
+                    guard p < end else { throw TextIndexError.corrupt("posting payload") }
+                    x += Double(tf) * factor[slot &* 256 &+ Int(p.pointee)]
+                    p += 1
+                }
+                // Never 0: 0 in `best` means "not touched yet".
+                let s = max(weight * x / (k1 + x), .leastNormalMagnitude)
+                let b = best[offset]
+                if b == 0 { touched[n] = Int32(offset); n += 1 }
+                if s > b { best[offset] = s }
             }
         }
+        touchedCount = n
     }
 
     @inline(__always)
