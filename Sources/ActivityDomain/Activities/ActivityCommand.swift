@@ -11,8 +11,20 @@ import Foundation
 /// ])
 /// ```
 ///
-/// Cases will be added (Core Spotlight operations go through the same path),
-/// so a `switch` over it outside this module needs `@unknown default`.
+/// Core Spotlight's operations go through the same path; between
+/// `beginIndexBatch` and `endIndexBatch` of one index, commands commit with
+/// its new client state (both markers must be in the same `perform`):
+///
+/// ```swift
+/// try store.perform([
+///     .beginIndexBatch(index: "orders"),
+///     .indexSearchableItems([item]),
+///     .endIndexBatch(index: "orders", clientState: Data("42".utf8), expectedClientState: nil),
+/// ])
+/// ```
+///
+/// Cases may be added, so a `switch` over it outside this module needs
+/// `@unknown default`.
 public enum ActivityCommand: Sendable, Hashable {
     case declareActivityTypes([String])
     case createActivity(UserActivity)
@@ -23,6 +35,14 @@ public enum ActivityCommand: Sendable, Hashable {
     case invalidate(String)
     case deleteSavedUserActivities(persistentIdentifiers: [String])
     case deleteAllSavedUserActivities
+    case indexSearchableItems([SearchableItem])
+    case deleteSearchableItems(identifiers: [String])
+    case deleteSearchableItemsInDomains([String])
+    case deleteAllSearchableItems
+    case beginIndexBatch(index: String)
+    /// `expectedClientState` nil: no check.
+    case endIndexBatch(index: String, clientState: Data, expectedClientState: Data?)
+    case purgeExpired(now: Date)
 
     /// The operation's name, as in SPEC §6 (`"becomeCurrent"`).
     public var operation: String {
@@ -36,6 +56,13 @@ public enum ActivityCommand: Sendable, Hashable {
         case .invalidate: "invalidate"
         case .deleteSavedUserActivities: "deleteSavedUserActivities"
         case .deleteAllSavedUserActivities: "deleteAllSavedUserActivities"
+        case .indexSearchableItems: "indexSearchableItems"
+        case .deleteSearchableItems: "deleteSearchableItems"
+        case .deleteSearchableItemsInDomains: "deleteSearchableItemsInDomains"
+        case .deleteAllSearchableItems: "deleteAllSearchableItems"
+        case .beginIndexBatch: "beginIndexBatch"
+        case .endIndexBatch: "endIndexBatch"
+        case .purgeExpired: "purgeExpired"
         }
     }
 
@@ -72,6 +99,11 @@ public struct CommandResult: Sendable, Hashable {
     public var savedKey: String?
     /// The keys of the saved copies a deletion removed (sorted).
     public var removedKeys: [String]
+    /// The searchable items a deletion or purge removed (sorted).
+    public var removedItems: [String]
+    /// The identifiers of `isUpdate` items that named no existing item and
+    /// were dropped (sorted).
+    public var droppedUpdates: [String]
 
     /// Whether the command appended anything.
     public var changed: Bool { positions != nil }
@@ -80,5 +112,7 @@ public struct CommandResult: Sendable, Hashable {
         self.operation = operation
         eventTypes = []
         removedKeys = []
+        removedItems = []
+        droppedUpdates = []
     }
 }

@@ -16,10 +16,21 @@ final class ActivityCommandExecutor {
 
     /// The types of the events the current command appended.
     private var appendedTypes: [String] = []
+    /// Core Spotlight's commands, with the index batches open in this transaction.
+    private let spotlight: SpotlightCommandExecutor
+    /// How many commands ran before the current one.
+    private var commandIndex = -1
 
     init(views: ActivityViews, batch: LogBatch) {
         self.views = views
         self.batch = batch
+        spotlight = SpotlightCommandExecutor(views: views, batch: batch)
+    }
+
+    /// Throws when the commands left something unfinished (an index batch
+    /// begun and not ended); call after the last command.
+    func finish() throws {
+        try spotlight.finish()
     }
 
     private var txn: WriteTransaction { batch.transaction }
@@ -28,6 +39,7 @@ final class ActivityCommandExecutor {
         var result = CommandResult(operation: command.operation)
         let before = batch.head
         appendedTypes = []
+        commandIndex += 1
         switch command {
         case .declareActivityTypes(let types): try declare(types, at: time)
         case .createActivity(let activity): try create(activity, at: time)
@@ -38,6 +50,9 @@ final class ActivityCommandExecutor {
         case .invalidate(let id): try invalidate(id, at: time)
         case .deleteSavedUserActivities(let ids): try deleteSaved(ids, at: time, result: &result)
         case .deleteAllSavedUserActivities: try deleteAllSaved(at: time, result: &result)
+        case .indexSearchableItems, .deleteSearchableItems, .deleteSearchableItemsInDomains, .deleteAllSearchableItems,
+             .beginIndexBatch, .endIndexBatch, .purgeExpired:
+            appendedTypes = try spotlight.execute(command, commandIndex: commandIndex, at: time, result: &result)
         }
         if batch.head > before { result.positions = (before + 1)...batch.head }
         result.eventTypes = appendedTypes

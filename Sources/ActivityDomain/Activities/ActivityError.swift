@@ -35,6 +35,14 @@ public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible
         case unknownAttribute
         /// A JSON operation that is malformed (unknown `op`, wrong member types…).
         case malformedOperation
+        /// A domainIdentifier that is not dot-separated non-empty components (`orders.2024`).
+        case malformedDomainIdentifier
+        /// A client state longer than 250 bytes.
+        case clientStateTooLong
+        /// `endIndexBatch`'s expectedClientState differs from the stored one: the batch was rejected.
+        case mismatchedClientState
+        /// `beginIndexBatch`/`endIndexBatch` that do not pair up within one `perform`.
+        case invalidIndexBatch
     }
 
     public var code: Code
@@ -82,6 +90,10 @@ public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidValue: "invalid value"
         case .unknownAttribute: "unknown attribute"
         case .malformedOperation: "malformed operation"
+        case .malformedDomainIdentifier: "the domain identifier is malformed"
+        case .clientStateTooLong: "the client state is longer than 250 bytes"
+        case .mismatchedClientState: "the expected client state differs from the stored one"
+        case .invalidIndexBatch: "index batch markers do not pair up"
         }
     }
 

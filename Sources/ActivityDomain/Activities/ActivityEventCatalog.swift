@@ -35,16 +35,18 @@ public enum ActivityEventCatalog {
 
     /// The payload as Protocol Buffers' canonical JSON (field names in
     /// lowerCamelCase, 64-bit integers as strings, per the proto3 JSON
-    /// mapping); nil for an event of another domain. Throws when the
-    /// payload does not decode.
+    /// mapping); nil for an event of another domain. Core Spotlight events
+    /// (``SpotlightEventCatalog``) share the store's log, so they are
+    /// decoded here too. Throws when the payload does not decode.
     public static func json(of event: RecordedEvent) throws -> String? {
-        guard let decoded = try ActivityEvent(event) else { return nil }
+        guard let decoded = try ActivityEvent(event) else { return try SpotlightEventCatalog.json(of: event) }
         return try decoded.message.jsonString()
     }
 
     /// Throws when `event` is an activity event whose payload does not
     /// decode: a `payloadCheck` for ``EventLog/EventStore/verify(payloadCheck:progress:)``.
+    /// Core Spotlight events are checked too.
     public static func checkPayload(_ event: RecordedEvent) throws {
-        _ = try ActivityEvent(event)
+        if try ActivityEvent(event) == nil { try SpotlightEventCatalog.checkPayload(event) }
     }
 }

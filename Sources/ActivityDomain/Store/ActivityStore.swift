@@ -73,6 +73,8 @@ public final class ActivityStore: Sendable {
                     throw error
                 }
             }
+            // An index batch begun and not ended rejects the whole perform.
+            try executor.finish()
             return results
         }
         return receipt.value ?? []

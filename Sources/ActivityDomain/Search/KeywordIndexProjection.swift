@@ -1,0 +1,94 @@
+import EventLog
+import Foundation
+import LMDB
+import TextIndex
+
+/// The keyword inverted index as a projection: a ``TextIndex`` (databases
+/// `search.*`) fed by Core Spotlight's item events (documents of kind
+/// `item`) and by saved-activity events for copies eligible for search
+/// (kind `activity`, under the saved key). A removed, replaced or deleted
+/// item or copy leaves the index; a copy saved again without
+/// `eligibleForSearch` leaves it too.
+///
+/// ```swift
+/// let hits = try store.read { txn in try store.views.search.index.search("latte", now: Date(), in: txn) }
+/// ```
+///
+/// Its writer accumulates a transaction's changes in one ``TextIndexWriter``
+/// and flushes them in ``ProjectionWriter/finish()``, so that a batch of
+/// items writes each postings key once.
+public struct KeywordIndexProjection: Projection {
+    public var name: String { "search.keywords" }
+    public var version: UInt32 { 1 }
+    public var databaseNames: [String] { ["ids", "docs", "terms", "postings", "values", "meta"].map { Self.prefix + $0 } }
+
+    static let prefix = "search."
+
+    /// The text index, for reads (`search`, `query`, `document`).
+    public let index: TextIndex
+
+    public init(openingIn txn: WriteTransaction) throws {
+        index = try TextIndex(openingIn: txn, prefix: Self.prefix)
+    }
+
+    public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
+        Writer(writer: index.writer(in: txn))
+    }
+
+    final class Writer: ProjectionWriter {
+        let writer: TextIndexWriter
+
+        init(writer: TextIndexWriter) { self.writer = writer }
+
+        func apply(_ recorded: RecordedEvent) throws {
+            if let event = try SpotlightEvent(recorded) {
+                try apply(event)
+            } else if let event = try ActivityEvent(recorded) {
+                try apply(event)
+            }
+        }
+
+        func finish() throws {
+            try writer.flush()
+        }
+
+        private func removeItem(_ id: String) throws {
+            try writer.remove(kind: SearchDocuments.itemKind, identifier: id)
+        }
+
+        private func apply(_ event: SpotlightEvent) throws {
+            switch event {
+            case .itemsIndexed(let m):
+                for indexed in m.items { try writer.upsert(SearchDocuments.item(indexed.item)) }
+            case .itemsDeleted(let m):
+                for id in m.removedIdentifiers { try removeItem(id) }
+            case .domainsDeleted(let m):
+                for id in m.removedIdentifiers { try removeItem(id) }
+            case .allDeleted(let m):
+                for id in m.removedIdentifiers { try removeItem(id) }
+            case .expiredPurged(let m):
+                for id in m.removedIdentifiers { try removeItem(id) }
+            case .batchCommitted:
+                break
+            }
+        }
+
+        private func apply(_ event: ActivityEvent) throws {
+            switch event {
+            case .saved(let m):
+                if m.copy.eligibleForSearch {
+                    try writer.upsert(SearchDocuments.activity(key: m.key, m.copy))
+                } else {
+                    // Saved for prediction only: what the key held before leaves the index.
+                    try writer.remove(kind: SearchDocuments.activityKind, identifier: m.key)
+                }
+            case .savedDeleted(let m):
+                for key in m.removedKeys { try writer.remove(kind: SearchDocuments.activityKind, identifier: key) }
+            case .savedAllDeleted(let m):
+                for key in m.removedKeys { try writer.remove(kind: SearchDocuments.activityKind, identifier: key) }
+            default:
+                break
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import TextIndex
+
+/// What the keyword index holds for a searchable item and for a saved
+/// activity (SPEC §5): the text fields, the attributes the query language
+/// reads, and the expiration. `Docs/Search.md` ("What is indexed from items
+/// and saved activities") has the table.
+///
+/// ```swift
+/// let doc = SearchDocuments.item(indexedItem.item.proto)      // kind "item"
+/// let doc = SearchDocuments.activity(key: "order-42", copy)   // kind "activity"
+/// ```
+enum SearchDocuments {
+    static let itemKind = "item"
+    static let activityKind = "activity"
+
+    static func item(_ item: Activitylog_V1_SearchableItem) -> IndexDocument {
+        var doc = IndexDocument(kind: itemKind, identifier: item.uniqueIdentifier)
+        addContent(item.attributeSet, to: &doc, title: nil, keywords: [])
+        if item.hasDomainIdentifier { doc.attributes["domainIdentifier"] = .string(item.domainIdentifier) }
+        doc.expirationDate = Date(microseconds: item.expirationDateMicros)
+        return doc
+    }
+
+    /// A saved copy eligible for search, under its saved key. Its own `title`
+    /// and `keywords` join those of its `contentAttributeSet`.
+    static func activity(key: String, _ copy: Activitylog_V1_Activity) -> IndexDocument {
+        var doc = IndexDocument(kind: activityKind, identifier: key)
+        addContent(copy.hasContentAttributeSet ? copy.contentAttributeSet : nil, to: &doc,
+                   title: copy.hasTitle ? copy.title : nil, keywords: copy.keywords)
+        doc.attributes["activityType"] = .string(copy.activityType)
+        if copy.hasExpirationDateMicros { doc.expirationDate = Date(microseconds: copy.expirationDateMicros) }
+        return doc
+    }
+
+    private static func addContent(_ set: Activitylog_V1_ContentAttributes?, to doc: inout IndexDocument,
+                                   title: String?, keywords: [String]) {
+        func field(_ name: String, _ values: [String]) {
+            // Equal values once: a title given twice would count its words twice.
+            var seen = Set<String>()
+            let unique = values.filter { seen.insert($0).inserted }
+            if !unique.isEmpty { doc.fields[name] = unique }
+        }
+        let set = set ?? Activitylog_V1_ContentAttributes()
+        field("title", [title, set.hasTitle ? set.title : nil].compactMap { $0 })
+        field("displayName", set.hasDisplayName ? [set.displayName] : [])
+        field("keywords", keywords + set.keywords)
+        field("contentDescription", set.hasContentDescription ? [set.contentDescription] : [])
+        field("authorNames", set.authorNames)
+        field("comment", set.hasComment ? [set.comment] : [])
+        field("contentType", set.hasContentType ? [set.contentType] : [])
+        // thumbnailData is never indexed.
+        if set.hasContentCreationDateMicros { doc.attributes["contentCreationDate"] = .date(Date(microseconds: set.contentCreationDateMicros)) }
+        if set.hasContentModificationDateMicros {
+            doc.attributes["contentModificationDate"] = .date(Date(microseconds: set.contentModificationDateMicros))
+        }
+        if set.hasRating { doc.attributes["rating"] = .number(set.rating) }
+        if set.hasLatitude { doc.attributes["latitude"] = .number(set.latitude) }
+        if set.hasLongitude { doc.attributes["longitude"] = .number(set.longitude) }
+    }
+}

@@ -1,0 +1,113 @@
+import EventLog
+import Foundation
+import TextIndex
+
+/// Core Spotlight on the store (SPEC §4, §5), with Apple's names.
+///
+/// ```swift
+/// var item = SearchableItem(uniqueIdentifier: "order-1", domainIdentifier: "orders")
+/// item.attributeSet.title = "Oat latte"
+/// try store.indexSearchableItems([item])
+/// let hits = try store.search("oat lat", now: Date())                 // [SearchHit], by score
+/// let matches = try store.query(#"kind == "item" && title == "oat*"c"#, now: Date())
+/// try store.deleteSearchableItems(withDomainIdentifiers: ["orders"])
+/// ```
+extension ActivityStore {
+    // MARK: Commands
+
+    /// Indexes items: each replaces the item with its identifier, or (with
+    /// `isUpdate`) merges into it; an update of a missing item is dropped and
+    /// listed in ``CommandResult/droppedUpdates``.
+    @discardableResult
+    public func indexSearchableItems(_ items: [SearchableItem], at time: Date? = nil) throws -> CommandResult {
+        try perform([.indexSearchableItems(items)], at: time)[0]
+    }
+
+    /// Removes the items with these identifiers; unknown ones are fine.
+    @discardableResult
+    public func deleteSearchableItems(withIdentifiers identifiers: [String], at time: Date? = nil) throws -> CommandResult {
+        try perform([.deleteSearchableItems(identifiers: identifiers)], at: time)[0]
+    }
+
+    /// Removes the items in these domains and in every domain below them,
+    /// component by component (`orders` removes `orders.2024`, not `orders2024`).
+    @discardableResult
+    public func deleteSearchableItems(withDomainIdentifiers domains: [String], at time: Date? = nil) throws -> CommandResult {
+        try perform([.deleteSearchableItemsInDomains(domains)], at: time)[0]
+    }
+
+    /// Removes every item and forgets every client state.
+    @discardableResult
+    public func deleteAllSearchableItems(at time: Date? = nil) throws -> CommandResult {
+        try perform([.deleteAllSearchableItems], at: time)[0]
+    }
+
+    /// Appends the removal of every item expired at `now` (expiration ≤ now);
+    /// nothing when none is.
+    @discardableResult
+    public func purgeExpired(now: Date, at time: Date? = nil) throws -> CommandResult {
+        try perform([.purgeExpired(now: now)], at: time)[0]
+    }
+
+    /// Runs an index batch: the commands `body` records commit together with
+    /// `clientState` as the named index's new client state (at most 250
+    /// bytes), in one transaction. When `expectedClientState` is given and
+    /// differs from the stored one, the whole batch is rejected
+    /// (``ActivityError/Code/mismatchedClientState``) and nothing is written;
+    /// when `body` throws, nothing is written either.
+    ///
+    /// `body` only records commands; they run when it returns, so that it
+    /// runs once even when the engine repeats a write after growing the map.
+    /// - Returns: the results of the recorded commands, in order.
+    @discardableResult
+    public func indexBatch(index: String, clientState: Data, expectedClientState: Data? = nil, at time: Date? = nil,
+                           _ body: (IndexBatch) throws -> Void) throws -> [CommandResult] {
+        let batch = IndexBatch()
+        try body(batch)
+        let commands: [ActivityCommand] = [.beginIndexBatch(index: index)] + batch.commands
+            + [.endIndexBatch(index: index, clientState: clientState, expectedClientState: expectedClientState)]
+        let results = try perform(commands, at: time)
+        return Array(results.dropFirst().dropLast())
+    }
+
+    // MARK: Queries
+
+    /// The client state the last committed batch of `index` stored, or nil.
+    public func fetchLastClientState(index: String) throws -> Data? {
+        try read { try views.items.clientState(ofIndex: index, in: $0) }
+    }
+
+    /// Every stored client state, by index name.
+    public func clientStates() throws -> [IndexClientState] {
+        try read { try views.items.allClientStates(in: $0) }
+    }
+
+    /// The item with this identifier, or nil.
+    public func item(_ uniqueIdentifier: String) throws -> IndexedItem? {
+        try read { try views.items.item(uniqueIdentifier, in: $0) }
+    }
+
+    /// Every item, by identifier (expired ones too, until purged).
+    public func items() throws -> [IndexedItem] {
+        try read { try views.items.all(in: $0) }
+    }
+
+    /// The items in `domain` and every domain below it, by identifier.
+    public func items(inDomain domain: String) throws -> [IndexedItem] {
+        try read { try views.items.items(inDomain: domain, in: $0) }
+    }
+
+    /// Free-text search over items and saved activities eligible for search:
+    /// every word must match, the last also as a prefix; ranked by BM25F,
+    /// then identifier; documents expired at `now` left out; at most `limit`.
+    public func search(_ text: String, now: Date, limit: Int = 20) throws -> [SearchHit] {
+        try read { try views.search.index.search(text, now: now, limit: limit, in: $0) }
+    }
+
+    /// The documents (items and saved activities) an expression of the query
+    /// language matches at `now`, by identifier; throws `QueryError` (with
+    /// its column) for a malformed one.
+    public func query(_ expression: String, now: Date) throws -> [SearchHit] {
+        try read { try views.search.index.query(expression, now: now, in: $0) }
+    }
+}
