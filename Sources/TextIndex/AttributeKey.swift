@@ -13,12 +13,11 @@ import Foundation
 ///                       8 bytes: IEEE 754 bits with the sign bit flipped
 ///                       (positive) or all bits flipped (negative), big-endian,
 ///                       so that byte order is numeric order; NaN is not indexed
-///   type 'p' (text fields): nothing more: the field has at least one value
 /// ```
 ///
 /// `kind`, `expirationDate` and (unless given) `uniqueIdentifier` are
-/// indexed as attributes too. Text fields only by presence: their words are
-/// in the postings.
+/// indexed as attributes too. Text fields are not: their words are in the
+/// postings, their presence in database `masks`.
 ///
 /// ```swift
 /// AttributeKey.prefix(name: "domainIdentifier", string: "orders")   // "domainIdentifier\0sorders\0"
@@ -35,10 +34,6 @@ enum AttributeKey {
         }
         if doc.attributes["uniqueIdentifier"] == nil && doc.fields["uniqueIdentifier"] == nil {
             keys.append(prefix(name: "uniqueIdentifier", string: doc.identifier))
-        }
-        // Presence of a text field (`title == "*"`): `name 0x00 'p'`.
-        for (name, values) in doc.fields where !values.isEmpty {
-            keys.append(prefix(name: name, type: "p"))
         }
         for (name, value) in doc.attributes {
             switch value {

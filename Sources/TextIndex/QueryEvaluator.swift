@@ -108,7 +108,8 @@ struct QueryEvaluator {
     mutating func strings(_ name: String, _ pattern: StringPattern, within: Set<UInt32>?) throws -> Set<UInt32> {
         let candidates = try stringCandidates(name, pattern)
         let scope = within.map { candidates.intersection($0) } ?? candidates
-        if pattern.isPresenceTest { return scope }  // the presence keys are exact
+        // Presence is exact, except for names that share field slot 7.
+        if pattern.isPresenceTest && (!textFields.contains(name) || IndexField(name: name) != .other) { return scope }
         var result = Set<UInt32>()
         for id in scope.sorted() where try document(id).map({ QueryEvaluator.matches($0, name, pattern) }) ?? false {
             result.insert(id)
@@ -119,7 +120,9 @@ struct QueryEvaluator {
     /// A superset of the documents where `name` matches `pattern`.
     mutating func stringCandidates(_ name: String, _ pattern: StringPattern) throws -> Set<UInt32> {
         if pattern.isPresenceTest {
-            return try valueRange(AttributeKey.prefix(name: name))
+            var result = try valueRange(AttributeKey.prefix(name: name))
+            if textFields.contains(name) { result.formUnion(try documentsWithField(IndexField(name: name))) }
+            return result
         }
         var result: Set<UInt32>
         // Attribute side.
@@ -138,7 +141,7 @@ struct QueryEvaluator {
         if textFields.contains(name) {
             let required = QueryEvaluator.requiredTerms(pattern)
             if required.isEmpty {
-                result.formUnion(try valueRange(AttributeKey.prefix(name: name, type: "p")))
+                result.formUnion(try documentsWithField(IndexField(name: name)))
             } else {
                 let bit = IndexField(name: name).bit
                 var words: Set<UInt32>?
@@ -218,6 +221,21 @@ struct QueryEvaluator {
                 if !prefix { break }
                 entry = try postings.nextBytes()
             }
+        }
+        return result
+    }
+
+    /// Documents with a value in a text field of `field`'s slot (database `masks`).
+    func documentsWithField(_ field: IndexField) throws -> Set<UInt32> {
+        var result = Set<UInt32>()
+        let cursor = try index.masks.cursor(in: txn)
+        var entry = try cursor.firstBytes()
+        while let e = entry {
+            let block = UInt32(bigEndian: e.key.loadUnaligned(as: UInt32.self))
+            for (offset, mask) in e.value.enumerated() where mask & field.bit != 0 {
+                result.insert(block << TextIndex.blockShift | UInt32(offset))
+            }
+            entry = try cursor.nextBytes()
         }
         return result
     }

@@ -24,7 +24,7 @@ import LMDB
 /// `ids` (kind and identifier → document id), `docs` (document id → stored
 /// document), `terms` (document id → its terms and field lengths),
 /// `postings` (block and term → documents), `values` (attribute index),
-/// `meta` (statistics).
+/// `masks` (block → which text fields each document has), `meta` (statistics).
 ///
 /// Everything written is a function of the calls made: no clock, no
 /// randomness, no dictionary order. The same calls in the same transactions
@@ -42,6 +42,7 @@ public struct TextIndex: Sendable {
     let terms: Database<UInt32Key, [UInt8]>
     let postings: Database<[UInt8], [UInt8]>
     let values: Database<[UInt8], [UInt8]>
+    let masks: Database<UInt32Key, [UInt8]>
     let meta: Database<String, [UInt8]>
     /// The attribute names the query language accepts.
     public let queryAttributes: Set<String>
@@ -65,6 +66,7 @@ public struct TextIndex: Sendable {
         terms = try txn.createDatabase(prefix + "terms")
         postings = try txn.createDatabase(prefix + "postings")
         values = try txn.createDatabase(prefix + "values")
+        masks = try txn.createDatabase(prefix + "masks")
         meta = try txn.createDatabase(prefix + "meta")
         self.queryAttributes = queryAttributes
     }
@@ -134,6 +136,13 @@ public struct TextIndex: Sendable {
         key.append(0)
         key.append(contentsOf: identifier.utf8)
         return key
+    }
+
+    /// Bit `slot` of a document's mask: it has a value in a text field of that slot.
+    static func fieldMask(_ doc: IndexDocument) -> UInt8 {
+        var mask: UInt8 = 0
+        for (name, values) in doc.fields where !values.isEmpty { mask |= IndexField(name: name).bit }
+        return mask
     }
 
     /// `u32 block, term`, the key of database `postings`.

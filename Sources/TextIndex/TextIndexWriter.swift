@@ -76,6 +76,7 @@ public final class TextIndexWriter {
         try index.terms.removeAll(in: txn)
         try index.postings.removeAll(in: txn)
         try index.values.removeAll(in: txn)
+        try index.masks.removeAll(in: txn)
         stats = IndexStatistics()
         try index.meta.put(stats!.encoded(), forKey: "stats", in: txn)
         try index.meta.delete("fields", in: txn)
@@ -192,10 +193,24 @@ public final class TextIndexWriter {
                 identities[identity] = nil
             }
         }
+        // 5. Field masks: one value per block, 1 byte per document.
+        var b = 0
+        while b < ids.count {
+            let block = ids[b] >> TextIndex.blockShift
+            var mask = try index.masks.withValue(forKey: UInt32Key(block), in: txn) { [UInt8]($0) }
+                ?? [UInt8](repeating: 0, count: TextIndex.blockSize)
+            guard mask.count == TextIndex.blockSize else { throw TextIndexError.corrupt("field masks") }
+            while b < ids.count && ids[b] >> TextIndex.blockShift == block {
+                let offset = Int(ids[b] & UInt32(TextIndex.blockSize - 1))
+                if case .upsert(let doc, _, _) = pending[ids[b]]! { mask[offset] = TextIndex.fieldMask(doc) } else { mask[offset] = 0 }
+                b += 1
+            }
+            try index.masks.put(mask, forKey: UInt32Key(block), in: txn)
+        }
         pending.removeAll(keepingCapacity: true)
         table.removeAll()
 
-        // 5. Attribute index: only keys that changed.
+        // 6. Attribute index: only keys that changed.
         for key in removedValues.subtracting(addedValues).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             try index.values.delete(key, in: txn)
         }
