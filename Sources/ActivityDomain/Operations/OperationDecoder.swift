@@ -1,0 +1,254 @@
+import Foundation
+
+/// Turns the JSON lines of SPEC §6 into commands: what `eventlog apply`
+/// reads, one operation a line.
+///
+/// ```swift
+/// let decoder = OperationDecoder()
+/// let timed = try decoder.decode(#"{"op":"becomeCurrent","activity":"a1","at":"2026-11-22T10:00:00Z"}"#)
+/// try store.perform([timed])
+/// ```
+///
+/// Strict on purpose: an unknown `op`, an unknown member or a value of the
+/// wrong JSON type is an ``ActivityError`` with code `malformedOperation`
+/// or `invalidValue` naming the operation, the field and what is allowed,
+/// so that a typo (`"eligibleForSerach"`) never passes silently. Malformed
+/// JSON throws ``JSONParseError`` with the column (counted in UTF-8 bytes
+/// of the line). Rules that need the store (declared types, URL schemes,
+/// identifier lengths…) are left to the command itself.
+public struct OperationDecoder: Sendable {
+    public init() {}
+
+    /// Every `op` of SPEC §6, in its order; those this build cannot run yet
+    /// are rejected with "operation X is not supported yet".
+    public static let operations = [
+        "declareActivityTypes", "createActivity", "updateActivity", "addUserInfoEntries", "becomeCurrent",
+        "resignCurrent", "invalidate", "deleteSavedUserActivities", "deleteAllSavedUserActivities",
+        "indexSearchableItems", "deleteSearchableItems", "deleteSearchableItemsInDomains", "deleteAllSearchableItems",
+        "beginIndexBatch", "endIndexBatch", "purgeExpired",
+    ]
+
+    /// Core Spotlight's operations: decoded once their commands exist in
+    /// this module (see `Docs/CLI.md`).
+    public static let unsupportedOperations: Set<String> = [
+        "indexSearchableItems", "deleteSearchableItems", "deleteSearchableItemsInDomains", "deleteAllSearchableItems",
+        "beginIndexBatch", "endIndexBatch", "purgeExpired",
+    ]
+
+    /// Decodes one line (one JSON object).
+    public func decode(_ line: String) throws -> ActivityCommand.Timed {
+        try decode(JSONValue(parsing: line))
+    }
+
+    /// Decodes one operation already parsed.
+    public func decode(_ json: JSONValue) throws -> ActivityCommand.Timed {
+        guard case .object = json else {
+            throw ActivityError(.malformedOperation, operation: "apply", field: "op", value: json.kindName,
+                                allowed: "a JSON object with an \"op\" member")
+        }
+        guard let opValue = json["op"] else {
+            throw ActivityError(.malformedOperation, operation: "apply", field: "op", value: "missing",
+                                allowed: Self.operations.joined(separator: ", "))
+        }
+        guard case .string(let op) = opValue else {
+            throw ActivityError(.malformedOperation, operation: "apply", field: "op", value: opValue.serialized(),
+                                allowed: Self.operations.joined(separator: ", "))
+        }
+        var reader = MemberReader(json: json, operation: op)
+        let command: ActivityCommand
+        switch op {
+        case "declareActivityTypes":
+            command = .declareActivityTypes(try reader.required("types", reader.strings))
+        case "createActivity":
+            command = .createActivity(try createdActivity(&reader))
+        case "updateActivity":
+            let id = try reader.required("activity", reader.string)
+            command = .updateActivity(id, try update(&reader))
+        case "addUserInfoEntries":
+            let id = try reader.required("activity", reader.string)
+            command = .addUserInfoEntries(id, try reader.required("entries", reader.userInfo))
+        case "becomeCurrent":
+            command = .becomeCurrent(try reader.required("activity", reader.string))
+        case "resignCurrent":
+            command = .resignCurrent(try reader.required("activity", reader.string))
+        case "invalidate":
+            command = .invalidate(try reader.required("activity", reader.string))
+        case "deleteSavedUserActivities":
+            command = .deleteSavedUserActivities(persistentIdentifiers: try reader.required("persistentIdentifiers", reader.strings))
+        case "deleteAllSavedUserActivities":
+            command = .deleteAllSavedUserActivities
+        case _ where Self.unsupportedOperations.contains(op):
+            throw ActivityError(.malformedOperation, operation: op, field: "op", value: op,
+                                allowed: "operation \(op) is not supported yet; supported: "
+                                    + Self.operations.filter { !Self.unsupportedOperations.contains($0) }.joined(separator: ", "))
+        default:
+            throw ActivityError(.malformedOperation, operation: "apply", field: "op", value: op,
+                                allowed: Self.operations.joined(separator: ", "))
+        }
+        let at = try reader.optional("at", reader.date)
+        try reader.rejectUnknownMembers()
+        return ActivityCommand.Timed(command, at: at)
+    }
+
+    // MARK: Activities
+
+    private func createdActivity(_ reader: inout MemberReader) throws -> UserActivity {
+        var activity = UserActivity(
+            activity: try reader.required("activity", reader.string),
+            activityType: try reader.required("activityType", reader.string),
+            device: try reader.required("device", reader.string),
+            user: try reader.optional("user", reader.string))
+        activity.title = try reader.optional("title", reader.string)
+        activity.userInfo = try reader.optional("userInfo", reader.userInfo) ?? [:]
+        activity.requiredUserInfoKeys = try reader.optional("requiredUserInfoKeys", reader.strings).map(Set.init)
+        activity.keywords = Set(try reader.optional("keywords", reader.strings) ?? [])
+        activity.persistentIdentifier = try reader.optional("persistentIdentifier", reader.string)
+        activity.targetContentIdentifier = try reader.optional("targetContentIdentifier", reader.string)
+        activity.webpageURL = try reader.optional("webpageURL", reader.url)
+        activity.referrerURL = try reader.optional("referrerURL", reader.url)
+        activity.expirationDate = try reader.optional("expirationDate", reader.date)
+        activity.eligibleForHandoff = try reader.optional("eligibleForHandoff", reader.bool) ?? true
+        activity.eligibleForSearch = try reader.optional("eligibleForSearch", reader.bool) ?? false
+        activity.eligibleForPrediction = try reader.optional("eligibleForPrediction", reader.bool) ?? false
+        activity.eligibleForPublicIndexing = try reader.optional("eligibleForPublicIndexing", reader.bool) ?? false
+        activity.contentAttributeSet = try reader.optional("contentAttributeSet", reader.attributes)
+        activity.appEntityIdentifier = try reader.optional("appEntityIdentifier", reader.string)
+        return activity
+    }
+
+    /// An update: a member left out keeps the property; `null` clears an
+    /// optional property (`.some(nil)`), and is an error for the others.
+    private func update(_ reader: inout MemberReader) throws -> ActivityUpdate {
+        for fixed in ["activityType", "device", "user"] where reader.has(fixed) {
+            throw ActivityError(.malformedOperation, operation: "updateActivity", field: fixed, value: reader.shown(fixed),
+                                allowed: "activityType, device and user are fixed when the activity is created")
+        }
+        var update = ActivityUpdate()
+        update.title = try reader.clearable("title", reader.string)
+        update.userInfo = try reader.optional("userInfo", reader.userInfo)
+        update.requiredUserInfoKeys = try reader.clearable("requiredUserInfoKeys", reader.strings).map { $0.map(Set.init) }
+        update.keywords = try reader.optional("keywords", reader.strings).map(Set.init)
+        update.persistentIdentifier = try reader.clearable("persistentIdentifier", reader.string)
+        update.targetContentIdentifier = try reader.clearable("targetContentIdentifier", reader.string)
+        update.webpageURL = try reader.clearable("webpageURL", reader.url)
+        update.referrerURL = try reader.clearable("referrerURL", reader.url)
+        update.expirationDate = try reader.clearable("expirationDate", reader.date)
+        update.eligibleForHandoff = try reader.optional("eligibleForHandoff", reader.bool)
+        update.eligibleForSearch = try reader.optional("eligibleForSearch", reader.bool)
+        update.eligibleForPrediction = try reader.optional("eligibleForPrediction", reader.bool)
+        update.eligibleForPublicIndexing = try reader.optional("eligibleForPublicIndexing", reader.bool)
+        update.contentAttributeSet = try reader.clearable("contentAttributeSet", reader.attributes)
+        update.appEntityIdentifier = try reader.clearable("appEntityIdentifier", reader.string)
+        return update
+    }
+}
+
+/// Reads the members of one operation object and remembers which were
+/// read, so that whatever is left over is reported as unknown.
+struct MemberReader {
+    let members: [(key: String, value: JSONValue)]
+    let operation: String
+    private var read: Set<String> = ["op"]
+
+    init(json: JSONValue, operation: String) {
+        if case .object(let members) = json { self.members = members } else { members = [] }
+        self.operation = operation
+    }
+
+    func has(_ name: String) -> Bool { members.contains { $0.key == name } }
+
+    func shown(_ name: String) -> String { value(name).map { $0.serialized() } ?? "" }
+
+    private func value(_ name: String) -> JSONValue? { members.last(where: { $0.key == name })?.value }
+
+    func fail(_ field: String, _ value: JSONValue, _ allowed: String) -> ActivityError {
+        ActivityError(.invalidValue, operation: operation, field: field, value: value.serialized(), allowed: allowed)
+    }
+
+    /// A member that must be present and not null.
+    mutating func required<T>(_ name: String, _ convert: (String, JSONValue) throws -> T) throws -> T {
+        read.insert(name)
+        guard let value = value(name) else {
+            throw ActivityError(.malformedOperation, operation: operation, field: name, value: "missing", allowed: "\(name) is required")
+        }
+        if case .null = value { throw fail(name, value, "\(name) is required and cannot be null") }
+        return try convert(name, value)
+    }
+
+    /// A member that may be left out; `null` counts as left out.
+    mutating func optional<T>(_ name: String, _ convert: (String, JSONValue) throws -> T) throws -> T? {
+        read.insert(name)
+        guard let value = value(name) else { return nil }
+        if case .null = value { return nil }
+        return try convert(name, value)
+    }
+
+    /// For updates: absent → nil (keep), `null` → `.some(nil)` (clear).
+    mutating func clearable<T>(_ name: String, _ convert: (String, JSONValue) throws -> T) throws -> T?? {
+        read.insert(name)
+        guard let value = value(name) else { return nil }
+        if case .null = value { return .some(nil) }
+        return .some(try convert(name, value))
+    }
+
+    func rejectUnknownMembers() throws {
+        // Repeated members are ambiguous: JSON leaves their meaning open.
+        var seen = Set<String>()
+        for member in members where !seen.insert(member.key).inserted {
+            throw ActivityError(.malformedOperation, operation: operation, field: member.key, value: "given twice",
+                                allowed: "each member at most once")
+        }
+        let unknown = members.map(\.key).filter { !read.contains($0) }
+        if let first = unknown.first {
+            throw ActivityError(.malformedOperation, operation: operation, field: first, value: "unknown member",
+                                allowed: (["op"] + read.subtracting(["op"]).sorted()).joined(separator: ", "))
+        }
+    }
+
+    // MARK: Conversions
+
+    func string(_ name: String, _ value: JSONValue) throws -> String {
+        guard case .string(let s) = value else { throw fail(name, value, "a string") }
+        return s
+    }
+
+    func strings(_ name: String, _ value: JSONValue) throws -> [String] {
+        guard case .array(let values) = value else { throw fail(name, value, "an array of strings") }
+        return try values.map { element in
+            guard case .string(let s) = element else { throw fail(name, element, "an array of strings") }
+            return s
+        }
+    }
+
+    func bool(_ name: String, _ value: JSONValue) throws -> Bool {
+        guard case .bool(let b) = value else { throw fail(name, value, "true or false") }
+        return b
+    }
+
+    func date(_ name: String, _ value: JSONValue) throws -> Date {
+        guard case .string(let s) = value, let date = ISO8601Time.date(from: s) else {
+            throw fail(name, value, "an ISO-8601 time such as 2026-11-22T10:00:00Z")
+        }
+        return date
+    }
+
+    func url(_ name: String, _ value: JSONValue) throws -> URL {
+        guard case .string(let s) = value, let url = URL(string: s), url.scheme != nil else {
+            throw fail(name, value, "an absolute URL such as https://example.com/orders/42")
+        }
+        return url
+    }
+
+    func userInfo(_ name: String, _ value: JSONValue) throws -> [String: UserInfoValue] {
+        do {
+            return try UserInfoValue.dictionary(fromJSON: value, path: name)
+        } catch let error as UserInfoJSONError {
+            throw ActivityError(.invalidValue, operation: operation, field: error.path, value: nil,
+                                allowed: error.reason + "; values: JSON types, or tagged {\"$date\"}, {\"$data\"}, {\"$url\"}, {\"$uuid\"}")
+        }
+    }
+
+    func attributes(_ name: String, _ value: JSONValue) throws -> ContentAttributeSet {
+        try ContentAttributeSet(json: value, operation: operation)
+    }
+}

@@ -1,0 +1,81 @@
+import ActivityDomain
+import ArgumentParser
+import Foundation
+
+struct ApplyCommand: Subcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apply",
+        abstract: "Apply JSON Lines operations (SPEC §6) to the store.",
+        discussion: """
+            One operation a line; "at" (ISO-8601) sets the time its events record, else the clock.
+            A line that fails is reported on stderr with its number and reason and writes nothing;
+            the other lines are applied. Lines from beginIndexBatch to endIndexBatch stand or fall
+            together. Lines are committed in transactions of --transaction-size lines.
+            Exits 1 when any line was rejected. Creates the store when it is missing.
+
+            Examples:
+              eventlog apply operations.jsonl
+              cat operations.jsonl | eventlog apply --store /var/lib/app/events --json -
+              echo '{"op":"becomeCurrent","activity":"a1"}' | eventlog apply -
+            """
+    )
+
+    @OptionGroup var location: StoreLocation
+
+    @Argument(help: ArgumentHelp("The JSON Lines file, or - for standard input.", valueName: "file"))
+    var file: String
+
+    @Option(help: "Lines per transaction: larger is faster, smaller holds less in one commit.")
+    var transactionSize = 500
+
+    @Flag(help: "Print the summary as JSON: {\"applied\",\"rejected\",\"droppedUpdates\",\"events\",\"head\",\"errors\"}.")
+    var json = false
+
+    /// Rejections kept for the JSON summary; past this many only the count
+    /// grows, so that memory stays bounded on a file of bad lines.
+    static let maxReportedErrors = 10_000
+
+    func validate() throws {
+        guard transactionSize >= 1 else { throw ValidationError("--transaction-size must be at least 1") }
+    }
+
+    func execute() throws {
+        let reader = try LineReader(path: file)
+        let store = try location.openOrCreate()
+        var errors: [JSONValue] = []
+        let applier = OperationApplier(store: store, transactionSize: transactionSize) { rejection in
+            Output.error("line \(rejection.line): \(rejection.message)")
+            guard errors.count < Self.maxReportedErrors else { return }
+            var members: [String: JSONValue] = ["line": .integer(Int64(rejection.line)), "message": .string(rejection.message)]
+            if let column = rejection.column { members["column"] = .integer(Int64(column)) }
+            if let operation = rejection.operation { members["operation"] = .string(operation) }
+            if let field = rejection.field { members["field"] = .string(field) }
+            errors.append(.object(members))
+        }
+        let progress = Progress()
+        var number = 0
+        while let bytes = reader.next() {
+            number += 1
+            try applier.add(lineNumber: number, bytes: bytes)
+            progress.update("line \(number), \(applier.summary.applied) applied, \(applier.summary.rejected) rejected, \(progress.rate(UInt64(number))) lines")
+        }
+        try applier.finish()
+        progress.finish()
+        let summary = applier.summary
+        let head = try store.head()
+        if json {
+            Output.json(.object([
+                "applied": .integer(Int64(summary.applied)),
+                "rejected": .integer(Int64(summary.rejected)),
+                "droppedUpdates": .integer(Int64(summary.droppedUpdates)),
+                "events": .integer(Int64(summary.events)),
+                "head": .integer(Int64(head)),
+                "errors": .array(errors),
+            ]))
+        } else {
+            Output.line("applied \(summary.applied), rejected \(summary.rejected), dropped updates \(summary.droppedUpdates); "
+                + "\(summary.events) events appended in \(summary.transactions) transactions; head at \(head)")
+        }
+        if summary.rejected > 0 { throw ExitCode.failure }
+    }
+}

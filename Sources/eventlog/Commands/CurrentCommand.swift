@@ -1,0 +1,41 @@
+import ActivityDomain
+import ArgumentParser
+
+struct CurrentCommand: Subcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "current",
+        abstract: "The current activity of each device, by device.",
+        discussion: """
+            JSON: [{"device","activity","activityType","title"}], sorted by device.
+
+            Examples:
+              eventlog current
+              eventlog current --device iPhone --json
+            """
+    )
+
+    @OptionGroup var location: StoreLocation
+
+    @Option(help: "Only this device.")
+    var device: String?
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func execute() throws {
+        let store = try location.openExisting()
+        let list: [CurrentActivity]
+        if let device {
+            list = try store.currentActivity(onDevice: device).map { [$0] } ?? []
+        } else {
+            list = try store.currentActivities()
+        }
+        if json {
+            Output.jsonArray(list.map(ViewJSON.current))
+        } else {
+            Output.table(["DEVICE", "ACTIVITY", "TYPE", "SINCE", "TITLE"], list.map {
+                [$0.device, $0.activity.activity, $0.activity.activityType, Output.time($0.becameCurrentAt), $0.activity.title ?? ""]
+            })
+        }
+    }
+}

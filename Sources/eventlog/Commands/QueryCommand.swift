@@ -1,0 +1,29 @@
+import ArgumentParser
+
+struct QueryCommand: Subcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "query",
+        abstract: "Run a query in the CSSearchQuery subset of SPEC §5.",
+        discussion: """
+            JSON: [{"kind","identifier","score"}], by identifier. A malformed query is an error naming its column.
+
+            Example:
+              eventlog query 'title == "latte*"cd && keywords == "coffee"c' --json
+            """
+    )
+
+    @OptionGroup var location: StoreLocation
+
+    @Argument(help: "The query.")
+    var expression: String
+
+    @Option(help: "The time $time.now and expiry use (ISO-8601; default: the clock).")
+    var now: String?
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func execute() throws {
+        throw coreSpotlightNotSupported("query")
+    }
+}

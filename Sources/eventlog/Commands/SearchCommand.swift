@@ -1,0 +1,33 @@
+import ArgumentParser
+
+struct SearchCommand: Subcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "search",
+        abstract: "Free-text search over searchable items and saved activities.",
+        discussion: """
+            Every word must match; the last also as a prefix. Ranked by BM25F, ties by identifier;
+            expired documents left out. JSON: [{"kind","identifier","score"}], by score then identifier.
+
+            Example:
+              eventlog search "oat lat" --limit 5 --json
+            """
+    )
+
+    @OptionGroup var location: StoreLocation
+
+    @Argument(help: "The words to find.")
+    var text: String
+
+    @Option(help: "The time expiry is judged at (ISO-8601; default: the clock).")
+    var now: String?
+
+    @Option(help: "At most this many hits.")
+    var limit = 20
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func execute() throws {
+        throw coreSpotlightNotSupported("search")
+    }
+}

@@ -1,0 +1,79 @@
+import ActivityDomain
+import ArgumentParser
+import EventLog
+import LMDB
+
+struct StatsCommand: Subcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stats",
+        abstract: "Head position, event counts by type, bytes per database, map size and use, reader slots.",
+        discussion: """
+            Counting events by type walks the whole log (short read transactions, beside writers).
+            JSON: {"head","eventCounts":{TYPE:N},"databases":[{"name","entries","bytes"}],
+                   "mapSize","mapUsed","pageSize","readers":{"max","used"}}.
+
+            Example:
+              eventlog stats --json
+            """
+    )
+
+    @OptionGroup var location: StoreLocation
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func execute() throws {
+        let store = try location.openExisting()
+        let environment = store.eventStore.environment
+        let (head, databases) = try store.read { txn -> (Position, [(name: String, stats: DatabaseStatistics)]) in
+            var list: [(name: String, stats: DatabaseStatistics)] = []
+            for name in try txn.databaseNames() {
+                let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
+                list.append((name, try db.statistics(in: txn)))
+            }
+            return (try store.eventStore.head(in: txn), list)
+        }
+        var counts: [String: Int] = [:]
+        let progress = Progress()
+        var seen: UInt64 = 0
+        try store.eventStore.forEachEvent(from: 1, through: head) { event in
+            counts[event.type, default: 0] += 1
+            seen += 1
+            progress.update("counting events: \(seen) of \(head)")
+            return true
+        }
+        progress.finish()
+        let info = environment.info()
+        if json {
+            Output.json(.object([
+                "head": .integer(Int64(head)),
+                "eventCounts": .object(counts.mapValues { .integer(Int64($0)) }),
+                "databases": .array(databases.map {
+                    .object(["name": .string($0.name), "entries": .integer(Int64($0.stats.entries)),
+                             "bytes": .integer(Int64($0.stats.bytes))])
+                }),
+                "mapSize": .integer(Int64(info.mapSize)),
+                "mapUsed": .integer(Int64(info.usedBytes)),
+                "pageSize": .integer(Int64(info.pageSize)),
+                "readers": .object(["max": .integer(Int64(info.maxReaders)), "used": .integer(Int64(info.readersUsed))]),
+            ]))
+            return
+        }
+        Output.line("store      \(environment.path)")
+        Output.line("head       \(head)")
+        Output.line("map        \(bytes(info.usedBytes)) used of \(bytes(info.mapSize)) (page \(info.pageSize) bytes)")
+        Output.line("readers    \(info.readersUsed) of \(info.maxReaders) slots in use")
+        Output.line("")
+        Output.table(["EVENT TYPE", "COUNT"], counts.keys.sorted(by: utf8Less).map { [$0, String(counts[$0]!)] })
+        Output.line("")
+        Output.table(["DATABASE", "ENTRIES", "BYTES"], databases.map { [$0.name, String($0.stats.entries), String($0.stats.bytes)] })
+    }
+
+    private func bytes(_ count: Int) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}

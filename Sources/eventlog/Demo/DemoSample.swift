@@ -1,0 +1,37 @@
+/// The demo's sample: the seeds' coffee-shop example as JSON Lines (SPEC §6).
+/// Three users on several devices order and browse; some activities are
+/// saved for search, one is handed off, one order is deleted for privacy.
+/// Every line carries "at", so that the demo's output is the same each run.
+/// Titles in Spanish, Japanese, Chinese and Hindi exercise the multilingual
+/// side; the Core Spotlight items join when their operations land.
+enum DemoSample {
+    static let lines: [String] = [
+        #"{"op":"declareActivityTypes","types":["com.example.coffee.viewOrder","com.example.coffee.browseMenu","com.example.coffee.reorder"],"at":"2026-11-22T08:00:00Z"}"#,
+        // alice: orders on her phone, browses on her laptop.
+        #"{"op":"createActivity","activity":"alice-order-42","activityType":"com.example.coffee.viewOrder","device":"alice-iPhone","user":"alice","title":"Oat latte","userInfo":{"orderID":42,"size":"medium","placed":{"$date":"2026-11-22T08:01:00Z"}},"keywords":["coffee","latte","oat"],"persistentIdentifier":"order-42","targetContentIdentifier":"orders/42","webpageURL":"https://coffee.example.com/orders/42","eligibleForSearch":true,"eligibleForPrediction":true,"requiredUserInfoKeys":["orderID","size"],"at":"2026-11-22T08:01:00Z"}"#,
+        #"{"op":"becomeCurrent","activity":"alice-order-42","at":"2026-11-22T08:01:05Z"}"#,
+        #"{"op":"addUserInfoEntries","activity":"alice-order-42","entries":{"size":"large","extraShot":true},"at":"2026-11-22T08:02:00Z"}"#,
+        #"{"op":"createActivity","activity":"alice-menu","activityType":"com.example.coffee.browseMenu","device":"alice-MacBook","user":"alice","title":"Seasonal menu","keywords":["menu","seasonal"],"eligibleForSearch":true,"at":"2026-11-22T08:05:00Z"}"#,
+        #"{"op":"becomeCurrent","activity":"alice-menu","at":"2026-11-22T08:05:01Z"}"#,
+        // bob: a cappuccino on the iPad, then a reorder supersedes it there.
+        #"{"op":"createActivity","activity":"bob-order-7","activityType":"com.example.coffee.viewOrder","device":"bob-iPad","user":"bob","title":"Cappuccino","userInfo":{"orderID":7,"pickup":{"$url":"https://coffee.example.com/stores/3"}},"keywords":["coffee","cappuccino"],"persistentIdentifier":"order-7","eligibleForSearch":true,"at":"2026-11-22T08:10:00Z"}"#,
+        #"{"op":"becomeCurrent","activity":"bob-order-7","at":"2026-11-22T08:10:01Z"}"#,
+        #"{"op":"createActivity","activity":"bob-reorder-7","activityType":"com.example.coffee.reorder","device":"bob-iPad","user":"bob","title":"Reorder: cappuccino","userInfo":{"orderID":7},"persistentIdentifier":"reorder-7","eligibleForPrediction":true,"at":"2026-11-22T08:20:00Z"}"#,
+        #"{"op":"becomeCurrent","activity":"bob-reorder-7","at":"2026-11-22T08:20:01Z"}"#,
+        #"{"op":"createActivity","activity":"bob-menu","activityType":"com.example.coffee.browseMenu","device":"bob-iPhone","user":"bob","title":"Café con leche y churros","keywords":["café","desayuno"],"eligibleForSearch":true,"at":"2026-11-22T08:25:00Z"}"#,
+        #"{"op":"becomeCurrent","activity":"bob-menu","at":"2026-11-22T08:25:01Z"}"#,
+        #"{"op":"resignCurrent","activity":"bob-menu","at":"2026-11-22T08:26:00Z"}"#,
+        // hanako (花子): Japanese and Chinese titles, an order then a privacy deletion.
+        #"{"op":"createActivity","activity":"hanako-order-9","activityType":"com.example.coffee.viewOrder","device":"hanako-iPhone","user":"hanako","title":"抹茶ラテ","userInfo":{"orderID":9,"注文":"抹茶ラテ"},"keywords":["抹茶","ラテ"],"persistentIdentifier":"order-9","eligibleForSearch":true,"at":"2026-11-22T09:00:00Z"}"#,
+        #"{"op":"becomeCurrent","activity":"hanako-order-9","at":"2026-11-22T09:00:01Z"}"#,
+        #"{"op":"updateActivity","activity":"hanako-order-9","title":"抹茶ラテ (拿铁咖啡)","keywords":["抹茶","ラテ","拿铁"],"at":"2026-11-22T09:01:00Z"}"#,
+        #"{"op":"createActivity","activity":"hanako-chai","activityType":"com.example.coffee.browseMenu","device":"hanako-iPad","user":"hanako","title":"मसाला चाय","keywords":["चाय"],"eligibleForSearch":true,"expirationDate":"2026-11-23T00:00:00Z","at":"2026-11-22T09:05:00Z"}"#,
+        #"{"op":"becomeCurrent","activity":"hanako-chai","at":"2026-11-22T09:05:01Z"}"#,
+        #"{"op":"deleteSavedUserActivities","persistentIdentifiers":["order-9"],"at":"2026-11-22T09:30:00Z"}"#,
+        #"{"op":"invalidate","activity":"hanako-order-9","at":"2026-11-22T09:30:01Z"}"#,
+    ]
+
+    /// When the demo judges Handoff and expiry: after the sample, before
+    /// hanako's chai expires.
+    static let now = "2026-11-22T10:00:00Z"
+}

@@ -1,0 +1,36 @@
+import ArgumentParser
+
+/// `eventlog`: the operator's tool for an activity event-log store.
+@main
+struct EventLogTool: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "eventlog",
+        abstract: "Apply operations to an activity event-log store, read its views, audit its log.",
+        discussion: """
+            Every subcommand takes --store DIR (default: $EVENTLOG_STORE, else ./eventlog-data).
+            Listings take --json for the stable shapes of Docs/CLI.md.
+
+            Examples:
+              eventlog demo
+              eventlog apply --store /var/lib/app/events operations.jsonl
+              eventlog current --json
+              eventlog log --from 100 --limit 10 --json
+              eventlog verify
+            """,
+        subcommands: [
+            DemoCommand.self,
+            ApplyCommand.self,
+            LogCommand.self,
+            CurrentCommand.self,
+            SavedCommand.self,
+            HandoffCommand.self,
+            ResolveCommand.self,
+            ItemsCommand.self,
+            SearchCommand.self,
+            QueryCommand.self,
+            ClientStateCommand.self,
+            StatsCommand.self,
+            VerifyCommand.self,
+        ]
+    )
+}

@@ -1,0 +1,29 @@
+import ArgumentParser
+import Foundation
+
+/// A subcommand whose failures all end the same way: one message on stderr
+/// that starts with the subcommand (`eventlog current: open: no store at …`)
+/// and a non-zero exit. The library's errors already name the operation,
+/// the field or value and what is allowed (SPEC §8).
+protocol Subcommand: ParsableCommand {
+    func execute() throws
+}
+
+extension Subcommand {
+    func run() throws {
+        do {
+            try execute()
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            Output.error("eventlog \(Self.configuration.commandName ?? ""): \(error)")
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// An error of the command line itself (an argument the library never sees).
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
