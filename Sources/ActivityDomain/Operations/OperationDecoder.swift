@@ -12,25 +12,18 @@ import Foundation
 /// Strict on purpose: an unknown `op`, an unknown member or a value of the
 /// wrong JSON type is an ``ActivityError`` with code `malformedOperation`
 /// or `invalidValue` naming the operation, the field and what is allowed,
-/// so that a typo (`"eligibleForSerach"`) never passes silently. Malformed
+/// so that a typo (`"eligibleForSerach"`) never passes silently.
+/// `expectedClientState` given as `null` means no check, as when left out. Malformed
 /// JSON throws ``JSONParseError`` with the column (counted in UTF-8 bytes
 /// of the line). Rules that need the store (declared types, URL schemes,
 /// identifier lengths…) are left to the command itself.
 public struct OperationDecoder: Sendable {
     public init() {}
 
-    /// Every `op` of SPEC §6, in its order; those this build cannot run yet
-    /// are rejected with "operation X is not supported yet".
+    /// Every `op` of SPEC §6, in its order.
     public static let operations = [
         "declareActivityTypes", "createActivity", "updateActivity", "addUserInfoEntries", "becomeCurrent",
         "resignCurrent", "invalidate", "deleteSavedUserActivities", "deleteAllSavedUserActivities",
-        "indexSearchableItems", "deleteSearchableItems", "deleteSearchableItemsInDomains", "deleteAllSearchableItems",
-        "beginIndexBatch", "endIndexBatch", "purgeExpired",
-    ]
-
-    /// Core Spotlight's operations: decoded once their commands exist in
-    /// this module (see `Docs/CLI.md`).
-    public static let unsupportedOperations: Set<String> = [
         "indexSearchableItems", "deleteSearchableItems", "deleteSearchableItemsInDomains", "deleteAllSearchableItems",
         "beginIndexBatch", "endIndexBatch", "purgeExpired",
     ]
@@ -77,10 +70,22 @@ public struct OperationDecoder: Sendable {
             command = .deleteSavedUserActivities(persistentIdentifiers: try reader.required("persistentIdentifiers", reader.strings))
         case "deleteAllSavedUserActivities":
             command = .deleteAllSavedUserActivities
-        case _ where Self.unsupportedOperations.contains(op):
-            throw ActivityError(.malformedOperation, operation: op, field: "op", value: op,
-                                allowed: "operation \(op) is not supported yet; supported: "
-                                    + Self.operations.filter { !Self.unsupportedOperations.contains($0) }.joined(separator: ", "))
+        case "indexSearchableItems":
+            command = .indexSearchableItems(try reader.required("items", reader.items))
+        case "deleteSearchableItems":
+            command = .deleteSearchableItems(identifiers: try reader.required("identifiers", reader.strings))
+        case "deleteSearchableItemsInDomains":
+            command = .deleteSearchableItemsInDomains(try reader.required("domains", reader.strings))
+        case "deleteAllSearchableItems":
+            command = .deleteAllSearchableItems
+        case "beginIndexBatch":
+            command = .beginIndexBatch(index: try reader.required("index", reader.string))
+        case "endIndexBatch":
+            command = .endIndexBatch(index: try reader.required("index", reader.string),
+                                     clientState: try reader.required("clientState", reader.base64),
+                                     expectedClientState: try reader.optional("expectedClientState", reader.base64))
+        case "purgeExpired":
+            command = .purgeExpired(now: try reader.required("now", reader.date))
         default:
             throw ActivityError(.malformedOperation, operation: "apply", field: "op", value: op,
                                 allowed: Self.operations.joined(separator: ", "))
@@ -246,6 +251,18 @@ struct MemberReader {
             throw ActivityError(.invalidValue, operation: operation, field: error.path, value: nil,
                                 allowed: error.reason + "; values: JSON types, or tagged {\"$date\"}, {\"$data\"}, {\"$url\"}, {\"$uuid\"}")
         }
+    }
+
+    func base64(_ name: String, _ value: JSONValue) throws -> Data {
+        guard case .string(let s) = value, let data = Data(base64Encoded: s) else {
+            throw fail(name, value, "base64 text, e.g. \"NDI=\"")
+        }
+        return data
+    }
+
+    func items(_ name: String, _ value: JSONValue) throws -> [SearchableItem] {
+        guard case .array(let values) = value else { throw fail(name, value, "an array of items") }
+        return try values.map { try SearchableItem(json: $0, operation: operation) }
     }
 
     func attributes(_ name: String, _ value: JSONValue) throws -> ContentAttributeSet {

@@ -1,3 +1,4 @@
+import ActivityDomain
 import ArgumentParser
 
 struct ClientStateCommand: Subcommand {
@@ -5,22 +6,39 @@ struct ClientStateCommand: Subcommand {
         commandName: "client-state",
         abstract: "The client state the last committed index batch stored (fetchLastClientState).",
         discussion: """
-            JSON: {"index","clientState"} with clientState in base64, or null when none is stored.
+            With --index: {"index","clientState"}, clientState in base64, or null when none is stored.
+            Without: every stored state, [{"index","clientState"}] by index name.
 
-            Example:
+            Examples:
               eventlog client-state --index orders-indexer --json
+              eventlog client-state
             """
     )
 
     @OptionGroup var location: StoreLocation
 
-    @Option(help: "The named index (default: the unnamed one).")
+    @Option(help: "The named index (default: every index that has a state).")
     var index: String?
 
     @Flag(help: "Print JSON.")
     var json = false
 
     func execute() throws {
-        throw coreSpotlightNotSupported("client-state")
+        let store = try location.openExisting()
+        if let index {
+            let state = try store.fetchLastClientState(index: index)
+            if json {
+                Output.json(.object(["index": .string(index), "clientState": state.map { .string($0.base64EncodedString()) } ?? .null]))
+            } else {
+                Output.line(state.map { "\(index): \($0.base64EncodedString())" } ?? "\(index): no client state")
+            }
+            return
+        }
+        let states = try store.clientStates()
+        if json {
+            Output.jsonArray(states.map { .object(["index": .string($0.index), "clientState": .string($0.clientState.base64EncodedString())]) })
+        } else {
+            Output.table(["INDEX", "CLIENT STATE (BASE64)"], states.map { [$0.index, $0.clientState.base64EncodedString()] })
+        }
     }
 }

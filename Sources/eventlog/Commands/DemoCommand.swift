@@ -6,7 +6,7 @@ import Foundation
 struct DemoCommand: Subcommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Apply a bundled coffee-shop sample to a fresh store, print its views, resolve, verify.",
+        abstract: "Apply a bundled coffee-shop sample to a fresh store, print its views, search it, verify it.",
         discussion: """
             Without --store, the store goes to a new temporary directory, which is kept (its path is
             printed) so that the other subcommands can be tried on it. With --store, the directory
@@ -35,7 +35,8 @@ struct DemoCommand: Subcommand {
         }
         try applier.finish()
         let summary = applier.summary
-        Output.line("applied \(summary.applied), rejected \(summary.rejected); \(summary.events) events, head at \(try store.head())")
+        Output.line("applied \(summary.applied), rejected \(summary.rejected), dropped updates \(summary.droppedUpdates); "
+            + "\(summary.events) events, head at \(try store.head())")
         guard summary.rejected == 0 else { throw CLIError("the bundled sample was rejected in part") }
 
         section("Current activity of each device (eventlog current)")
@@ -57,6 +58,21 @@ struct DemoCommand: Subcommand {
         for identifier in ["order-42", "https://coffee.example.com/orders/42", "order-9", "order-1000"] {
             Output.line("\(identifier): " + describe(try store.resolve(identifier)))
         }
+
+        section("Searchable items (eventlog items)")
+        Output.table(["IDENTIFIER", "DOMAIN", "TITLE"], try store.items().map {
+            [$0.uniqueIdentifier, $0.item.domainIdentifier ?? "", $0.item.attributeSet.title ?? ""]
+        })
+        Output.line("client state of menu-indexer: "
+            + (try store.fetchLastClientState(index: "menu-indexer").map { String(decoding: $0, as: UTF8.self) } ?? "none"))
+
+        for text in ["latte", "coffee", "抹茶", "chai", "desayuno", "咖啡", "cafe"] {
+            section("search \"\(text)\" (eventlog search \(text))")
+            printHits(try store.search(text, now: now, limit: 5), json: false)
+        }
+        let expression = #"kind == "item" && (keywords == "coffee"c || domainIdentifier == "orders.*")"#
+        section("query \(expression) (eventlog query)")
+        printHits(try store.query(expression, now: now), json: false)
 
         section("The last five events of the log (eventlog log --from \(max(1, try store.head() - 4)))")
         try store.eventStore.forEachEvent(from: max(1, try store.head() - 4)) { event in

@@ -1,3 +1,4 @@
+import ActivityDomain
 import ArgumentParser
 
 struct ItemsCommand: Subcommand {
@@ -22,6 +23,15 @@ struct ItemsCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        throw coreSpotlightNotSupported("items")
+        let store = try location.openExisting()
+        let items = try domain.map { try store.items(inDomain: $0) } ?? store.items()
+        if json {
+            Output.jsonArray(items.map(\.item.json))
+        } else {
+            Output.table(["IDENTIFIER", "DOMAIN", "EXPIRES", "TITLE"], items.map {
+                [$0.uniqueIdentifier, $0.item.domainIdentifier ?? "", $0.item.expirationDate.map(Output.time) ?? "",
+                 $0.item.attributeSet.title ?? $0.item.attributeSet.displayName ?? ""]
+            })
+        }
     }
 }

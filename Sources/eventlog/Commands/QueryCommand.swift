@@ -1,4 +1,6 @@
+import ActivityDomain
 import ArgumentParser
+import TextIndex
 
 struct QueryCommand: Subcommand {
     static let configuration = CommandConfiguration(
@@ -24,6 +26,8 @@ struct QueryCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        throw coreSpotlightNotSupported("query")
+        let now = try parseTime(self.now, option: "--now")
+        let store = try location.openExisting()
+        printHits(try store.query(expression, now: now), json: json)
     }
 }

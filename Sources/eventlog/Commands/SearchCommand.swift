@@ -1,4 +1,6 @@
+import ActivityDomain
 import ArgumentParser
+import TextIndex
 
 struct SearchCommand: Subcommand {
     static let configuration = CommandConfiguration(
@@ -27,7 +29,13 @@ struct SearchCommand: Subcommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    func validate() throws {
+        guard limit >= 0 else { throw ValidationError("--limit must be 0 or more") }
+    }
+
     func execute() throws {
-        throw coreSpotlightNotSupported("search")
+        let now = try parseTime(self.now, option: "--now")
+        let store = try location.openExisting()
+        printHits(try store.search(text, now: now, limit: limit), json: json)
     }
 }

@@ -3,7 +3,7 @@
 /// saved for search, one is handed off, one order is deleted for privacy.
 /// Every line carries "at", so that the demo's output is the same each run.
 /// Titles in Spanish, Japanese, Chinese and Hindi exercise the multilingual
-/// side; the Core Spotlight items join when their operations land.
+/// side. The shop's indexer adds the menu and orders as Core Spotlight items.
 enum DemoSample {
     static let lines: [String] = [
         #"{"op":"declareActivityTypes","types":["com.example.coffee.viewOrder","com.example.coffee.browseMenu","com.example.coffee.reorder"],"at":"2026-11-22T08:00:00Z"}"#,
@@ -29,6 +29,14 @@ enum DemoSample {
         #"{"op":"becomeCurrent","activity":"hanako-chai","at":"2026-11-22T09:05:01Z"}"#,
         #"{"op":"deleteSavedUserActivities","persistentIdentifiers":["order-9"],"at":"2026-11-22T09:30:00Z"}"#,
         #"{"op":"invalidate","activity":"hanako-order-9","at":"2026-11-22T09:30:01Z"}"#,
+        // The shop's indexer: menu and orders as Core Spotlight items, in a batch with its client state.
+        #"{"op":"beginIndexBatch","index":"menu-indexer","at":"2026-11-22T09:35:00Z"}"#,
+        #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"menu-latte","domainIdentifier":"menu.drinks","attributeSet":{"title":"Oat latte","contentDescription":"Espresso with steamed oat milk","keywords":["coffee","latte","oat"],"rating":4.5}},{"uniqueIdentifier":"menu-cappuccino","domainIdentifier":"menu.drinks","attributeSet":{"title":"Cappuccino","keywords":["coffee"],"rating":4.0}},{"uniqueIdentifier":"menu-matcha","domainIdentifier":"menu.drinks","attributeSet":{"title":"抹茶ラテ","displayName":"Matcha latte","contentDescription":"宇治抹茶と牛乳","keywords":["抹茶","tea"]}},{"uniqueIdentifier":"menu-churros","domainIdentifier":"menu.food","attributeSet":{"title":"Churros con chocolate","contentDescription":"Desayuno tradicional español","keywords":["desayuno"]}},{"uniqueIdentifier":"menu-chai","domainIdentifier":"menu.drinks","attributeSet":{"title":"मसाला चाय","displayName":"Masala chai","keywords":["चाय","tea"]}},{"uniqueIdentifier":"menu-mocha","domainIdentifier":"menu.drinks","attributeSet":{"title":"拿铁咖啡","displayName":"Café mocha","keywords":["咖啡","coffee"]}}],"at":"2026-11-22T09:35:01Z"}"#,
+        #"{"op":"endIndexBatch","index":"menu-indexer","clientState":"bWVudS12MQ==","at":"2026-11-22T09:35:02Z"}"#,
+        #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"order-item-42","domainIdentifier":"orders.2026","attributeSet":{"title":"Order 42: oat latte","authorNames":["alice"],"contentCreationDate":"2026-11-22T08:01:00Z"},"expirationDate":"2027-11-22T00:00:00Z"},{"uniqueIdentifier":"order-item-7","domainIdentifier":"orders.2026","attributeSet":{"title":"Order 7: cappuccino","authorNames":["bob"]}},{"uniqueIdentifier":"orders2026-note","domainIdentifier":"orders2026","attributeSet":{"title":"Not in the orders domain"}}],"at":"2026-11-22T09:40:00Z"}"#,
+        // An update merges (rating replaced, keywords kept); one for a missing item is dropped.
+        #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"menu-latte","isUpdate":true,"attributeSet":{"rating":5}},{"uniqueIdentifier":"menu-flatwhite","isUpdate":true,"attributeSet":{"title":"Flat white"}}],"at":"2026-11-22T09:45:00Z"}"#,
+        #"{"op":"deleteSearchableItems","identifiers":["order-item-7"],"at":"2026-11-22T09:50:00Z"}"#,
     ]
 
     /// When the demo judges Handoff and expiry: after the sample, before

@@ -139,6 +139,7 @@ final class OperationApplier {
                 summary.transactions += 1
                 for result in results {
                     summary.events += result.positions.map { UInt64($0.count) } ?? 0
+                    summary.droppedUpdates += result.droppedUpdates.count
                 }
                 return
             } catch var error as ActivityError {
