@@ -138,6 +138,10 @@ struct ReferenceModel {
         case .deleteAllSavedUserActivities:
             saved = [:]
             return true
+        case .indexSearchableItems, .deleteSearchableItems, .deleteSearchableItemsInDomains, .deleteAllSearchableItems,
+             .beginIndexBatch, .endIndexBatch, .purgeExpired:
+            // Core Spotlight has its own model (SpotlightRandomizedTests); the random activity commands never make these.
+            preconditionFailure("not an activity command: \(command.operation)")
         }
     }
 }

@@ -19,7 +19,8 @@ public enum SpotlightRules {
     /// components, none empty, no NUL (`orders`, `orders.2024`; not `.orders`,
     /// `orders.`, `orders..2024`).
     public static func checkDomainIdentifier(_ domain: String, operation: String, field: String = "domainIdentifier") throws {
-        try ActivityRules.checkIdentifier(domain, field: field, operation: operation)
+        // Empty is one empty component: malformed rather than a missing identifier.
+        if !domain.isEmpty { try ActivityRules.checkIdentifier(domain, field: field, operation: operation) }
         // NUL is refused too: the item store's domain index ends the domain at 0x00.
         if domain.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).contains(where: \.isEmpty)
             || domain.utf8.contains(0) {
