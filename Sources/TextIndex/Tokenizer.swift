@@ -302,6 +302,8 @@ public struct Tokenizer {
                 }
                 i += 1
             }
+        } else if word.allSatisfy({ $0 >= 0xE3 && $0 <= 0xE9 || $0 & 0xC0 == 0x80 }) {
+            // Only three-byte characters U+3000…U+9FFF (kana, CJK): no case.
         } else {
             var previousIsLower = false
             var offset = 0
@@ -364,7 +366,11 @@ public struct Tokenizer {
                 if s.isASCII {
                     let b = UInt8(s.value)
                     k = b &- 0x30 < 10 ? 2 : ((b | 0x20) &- 0x61 < 26 ? 1 : 0)
-                } else if p.numericType != nil {
+                } else if s.value >= 0x3040 && s.value <= 0x9FFF {
+                    // Kana and CJK ideographs: letters (also the Han numerals,
+                    // which must not split `三菱`), without a property lookup.
+                    k = 1
+                } else if p.numericType == .decimal {
                     k = 2
                 } else if p.isAlphabetic || p.generalCategory == .nonspacingMark || p.generalCategory == .spacingMark {
                     k = 1
