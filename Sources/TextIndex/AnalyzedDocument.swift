@@ -14,13 +14,20 @@
 /// parts as terms (not counted in the length); each value of `keywords` is
 /// also a term whole when it is more than one word.
 struct AnalyzedDocument {
-    /// Distinct term ids, ascending.
+    /// Distinct term ids.
     var termIds: [Int32] = []
     /// Payloads, concatenated in the order of `termIds`.
     var payloads: [UInt8] = []
     var payloadEnds: [Int32] = []
     /// Words per field slot.
     var fieldLengths = [UInt32](repeating: 0, count: IndexField.count)
+
+    init(termIds: [Int32], payloads: [UInt8], payloadEnds: [Int32], fieldLengths: [UInt32]) {
+        self.termIds = termIds
+        self.payloads = payloads
+        self.payloadEnds = payloadEnds
+        self.fieldLengths = fieldLengths
+    }
 
     init(_ doc: IndexDocument, tokenizer: inout Tokenizer, ranges: inout [Range<Int>],
          table: inout TermTable, scratch occurrences: inout [UInt64]) {

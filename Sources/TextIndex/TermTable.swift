@@ -18,12 +18,18 @@ struct TermTable {
     private(set) var starts: [Int32] = []
     private(set) var lengths: [Int32] = []
     private var hashes: [UInt64] = []
-    private var slots: [Int32] = [Int32](repeating: -1, count: 1 << 12)
+    private var slots: [Int32]
+    private let initialSlots: Int
 
     var count: Int { starts.count }
 
-    init() {
-        arena.reserveCapacity(1 << 16)
+    /// `expected`: about how many distinct terms (a flush: thousands; a document: a hundred).
+    init(expected: Int = 2048) {
+        var n = 64
+        while n < expected * 2 { n *= 2 }
+        initialSlots = n
+        slots = [Int32](repeating: -1, count: n)
+        arena.reserveCapacity(expected * 8)
     }
 
     @inline(__always)
@@ -109,6 +115,6 @@ struct TermTable {
         starts.removeAll(keepingCapacity: true)
         lengths.removeAll(keepingCapacity: true)
         hashes.removeAll(keepingCapacity: true)
-        slots = [Int32](repeating: -1, count: 1 << 12)
+        slots = [Int32](repeating: -1, count: initialSlots)
     }
 }

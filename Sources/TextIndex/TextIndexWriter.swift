@@ -56,6 +56,15 @@ public final class TextIndexWriter {
         if pending.count >= TextIndexWriter.autoFlushCount { try flush() }
     }
 
+    /// Adds or replaces a document analyzed ahead of time (see
+    /// ``PreparedDocument``): the same as upserting its document, without
+    /// the tokenizing.
+    public func upsert(_ prepared: PreparedDocument) throws {
+        let id = try documentId(prepared.identity, allocate: true)!
+        pending[id] = .upsert(prepared.document, identity: prepared.identity, prepared.analyzed(in: &table))
+        if pending.count >= TextIndexWriter.autoFlushCount { try flush() }
+    }
+
     /// Removes the document of `kind` and `identifier`; false when there is none.
     @discardableResult
     public func remove(kind: String, identifier: String) throws -> Bool {

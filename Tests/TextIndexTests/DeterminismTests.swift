@@ -58,6 +58,22 @@ struct DeterminismTests {
         #expect(da["postings"]!.count > 50)
     }
 
+    @Test func preparedDocumentsWriteTheSameBytes() throws {
+        let a = try TemporaryIndex(), b = try TemporaryIndex()
+        var rng = SeededGenerator(seed: 11)
+        let docs = (0..<300).map { ExactnessTests.randomDocument("d\($0 % 120)", &rng) }
+        try a.write { w in for d in docs { try w.upsert(d) } }
+        // Prepared on another thread, as a pipeline would.
+        let prepared = try DispatchQueue.global().sync { try docs.map { try PreparedDocument($0) } }
+        try b.write { w in for p in prepared { try w.upsert(p) } }
+        let da = try DeterminismTests.dump(a), db = try DeterminismTests.dump(b)
+        for name in DeterminismTests.names {
+            let same = da[name]!.elementsEqual(db[name]!) { x, y in x.0 == y.0 && x.1 == y.1 }
+            #expect(same, "\(name)")
+        }
+        #expect(throws: TextIndexError.self) { _ = try PreparedDocument(.item("")) }
+    }
+
     @Test func stateDoesNotDependOnPastBatchesOnlyOnContent() throws {
         // Ids differ with history, but a document's stored record does not.
         let a = try TemporaryIndex()
