@@ -167,7 +167,10 @@ struct MemberReader {
     private func value(_ name: String) -> JSONValue? { members.last(where: { $0.key == name })?.value }
 
     func fail(_ field: String, _ value: JSONValue, _ allowed: String) -> ActivityError {
-        ActivityError(.invalidValue, operation: operation, field: field, value: value.serialized(), allowed: allowed)
+        // ActivityError quotes the value itself: a string goes in bare.
+        let shown: String
+        if case .string(let s) = value { shown = s } else { shown = value.serialized() }
+        return ActivityError(.invalidValue, operation: operation, field: field, value: shown, allowed: allowed)
     }
 
     /// A member that must be present and not null.

@@ -70,12 +70,19 @@ struct ApplyCommand: Subcommand {
                 "droppedUpdates": .integer(Int64(summary.droppedUpdates)),
                 "events": .integer(Int64(summary.events)),
                 "head": .integer(Int64(head)),
-                "errors": .array(errors),
+                // Decoding failures are found as lines are read, rule failures
+                // when their group commits: in line order for the reader.
+                "errors": .array(errors.sorted { lineNumber($0) < lineNumber($1) }),
             ]))
         } else {
             Output.line("applied \(summary.applied), rejected \(summary.rejected), dropped updates \(summary.droppedUpdates); "
                 + "\(summary.events) events appended in \(summary.transactions) transactions; head at \(head)")
         }
         if summary.rejected > 0 { throw ExitCode.failure }
+    }
+
+    private func lineNumber(_ error: JSONValue) -> Int64 {
+        if case .integer(let line)? = error["line"] { return line }
+        return 0
     }
 }
