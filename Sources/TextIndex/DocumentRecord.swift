@@ -104,6 +104,60 @@ enum DocumentRecord {
         return doc
     }
 
+    /// What a record holds under one name.
+    enum NamedValues {
+        case strings([String])
+        /// Numbers or dates, this many.
+        case other(Int)
+        case absent
+    }
+
+    /// The header (kind, identifier, expiration) and the values of `name`
+    /// (a field, else an attribute), decoding nothing else: what checking
+    /// a query candidate needs.
+    static func values(named name: [UInt8], in bytes: UnsafeRawBufferPointer) throws -> (header: IndexDocument, values: NamedValues) {
+        var r = ByteReader(bytes)
+        let doc = try header(&r)
+        func nameMatches(_ r: inout ByteReader) throws -> Bool {
+            let n = try r.int()
+            let stored = try r.bytes(n)
+            return stored.elementsEqual(name)
+        }
+        let fieldCount = try r.int()
+        for _ in 0..<fieldCount {
+            let match = try nameMatches(&r)
+            let n = try r.int()
+            if match {
+                var values: [String] = []
+                values.reserveCapacity(n)
+                for _ in 0..<n { values.append(try r.string()) }
+                return (doc, .strings(values))
+            }
+            for _ in 0..<n { try r.skipString() }
+        }
+        let attributeCount = try r.int()
+        for _ in 0..<attributeCount {
+            let match = try nameMatches(&r)
+            let type = try r.byte()
+            let n = try r.int()
+            switch type {
+            case 1:
+                if match {
+                    var values: [String] = []
+                    for _ in 0..<n { values.append(try r.string()) }
+                    return (doc, .strings(values))
+                }
+                for _ in 0..<n { try r.skipString() }
+            case 2, 3:
+                if match { return (doc, .other(n)) }
+                _ = try r.bytes(8 * n)
+            default:
+                throw TextIndexError.corrupt("attribute type \(type)")
+            }
+        }
+        return (doc, .absent)
+    }
+
     /// Kind, identifier and expiration only: what a search result needs.
     static func decodeHeader(_ bytes: UnsafeRawBufferPointer) throws -> IndexDocument {
         var r = ByteReader(bytes)

@@ -28,7 +28,6 @@ struct QueryEvaluator {
     let values: Cursor<[UInt8], [UInt8]>
     let postings: Cursor<[UInt8], [UInt8]>
     let blockCount: Int
-    var documents: [UInt32: IndexDocument] = [:]
     var universe: Set<UInt32>?
 
     init(index: TextIndex, txn: ReadTransaction) throws {
@@ -111,8 +110,13 @@ struct QueryEvaluator {
         // Presence is exact, except for names that share field slot 7.
         if pattern.isPresenceTest && (!textFields.contains(name) || IndexField(name: name) != .other) { return scope }
         var result = Set<UInt32>()
-        for id in scope.sorted() where try document(id).map({ QueryEvaluator.matches($0, name, pattern) }) ?? false {
-            result.insert(id)
+        let nameBytes = Array(name.utf8)
+        for id in scope.sorted() {
+            let match = try index.docs.withValue(forKey: UInt32Key(id), in: txn) { bytes in
+                let (header, values) = try DocumentRecord.values(named: nameBytes, in: bytes)
+                return QueryEvaluator.matches(header, name, values, pattern)
+            }
+            if match == true { result.insert(id) }
         }
         return result
     }
@@ -251,28 +255,21 @@ struct QueryEvaluator {
         return result
     }
 
-    /// Whether a stored document's `name` matches `pattern`: one of its values does.
-    static func matches(_ doc: IndexDocument, _ name: String, _ pattern: StringPattern) -> Bool {
-        if let values = doc.fields[name] { return values.contains { pattern.matches($0) } }
-        switch doc.attributes[name] {
-        case .strings(let values): return values.contains { pattern.matches($0) }
-        case .numbers(let v): return pattern.isPresenceTest && !v.isEmpty
-        case .dates(let v): return pattern.isPresenceTest && !v.isEmpty
-        case nil: break
+    /// Whether a stored document's `name` matches `pattern`: one of its
+    /// values does (`header`: the document's kind, identifier, expiration).
+    static func matches(_ header: IndexDocument, _ name: String, _ values: DocumentRecord.NamedValues,
+                        _ pattern: StringPattern) -> Bool {
+        switch values {
+        case .strings(let v): return v.contains { pattern.matches($0) }
+        case .other(let n): return pattern.isPresenceTest && n > 0
+        case .absent: break
         }
         switch name {
-        case "kind": return pattern.matches(doc.kind)
-        case "uniqueIdentifier": return pattern.matches(doc.identifier)
-        case "expirationDate": return pattern.isPresenceTest && doc.expirationDate != nil
+        case "kind": return pattern.matches(header.kind)
+        case "uniqueIdentifier": return pattern.matches(header.identifier)
+        case "expirationDate": return pattern.isPresenceTest && header.expirationDate != nil
         default: return false
         }
-    }
-
-    mutating func document(_ id: UInt32) throws -> IndexDocument? {
-        if let d = documents[id] { return d }
-        let d = try index.docs.withValue(forKey: UInt32Key(id), in: txn) { try DocumentRecord.decode($0) }
-        documents[id] = d
-        return d
     }
 
     mutating func allDocuments() throws -> Set<UInt32> {

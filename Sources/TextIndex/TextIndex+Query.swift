@@ -23,15 +23,46 @@ extension TextIndex {
         var evaluator = try QueryEvaluator(index: self, txn: txn)
         let ids = try evaluator.evaluate(expression, within: nil)
         var hits: [SearchHit] = []
+        var keys: [[UInt8]] = []
         hits.reserveCapacity(ids.count)
-        for id in ids {
-            guard let doc = try docs.withValue(forKey: UInt32Key(id), in: txn, { try DocumentRecord.decodeHeader($0) }),
-                  !doc.isExpired(at: now) else { continue }
-            hits.append(SearchHit(kind: doc.kind, identifier: doc.identifier, score: 0))
+        keys.reserveCapacity(ids.count)
+        func add(kind: String, identifier: String) {
+            hits.append(SearchHit(kind: kind, identifier: identifier, score: 0))
+            // Sort key: identifier, NUL, kind (UTF-8), compared with memcmp.
+            keys.append(Array(identifier.utf8) + [0] + Array(kind.utf8))
         }
-        hits.sort { a, b in
-            a.identifier != b.identifier ? utf8Less(a.identifier, b.identifier) : utf8Less(a.kind, b.kind)
+        if ids.count > 2_000 {
+            // Many results: one pass over `ids` (kind 0x00 identifier → id) and
+            // one range of expiration dates beat a random read per document.
+            var expired = Set<UInt32>()
+            let prefix = AttributeKey.prefix(name: "expirationDate", type: "d")
+            let limit = now.timeIntervalSinceReferenceDate
+            let valuesCursor = try values.cursor(in: txn)
+            var v = try prefix.withUnsafeBytes { try valuesCursor.seekBytes(atOrAfter: $0) }
+            while let e = v, e.key.count == prefix.count + 12, e.key.starts(with: prefix) {
+                let t = AttributeKey.number(fromOrderable: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
+                if t > limit { break }
+                expired.insert(UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: prefix.count + 8, as: UInt32.self)))
+                v = try valuesCursor.nextBytes()
+            }
+            let cursor = try self.ids.cursor(in: txn)
+            var entry = try cursor.firstBytes()
+            while let e = entry {
+                let id = UInt32(bigEndian: e.value.loadUnaligned(as: UInt32.self))
+                if ids.contains(id) && !expired.contains(id), let nul = e.key.firstIndex(of: 0) {
+                    add(kind: String(decoding: UnsafeRawBufferPointer(rebasing: e.key[..<nul]), as: UTF8.self),
+                        identifier: String(decoding: UnsafeRawBufferPointer(rebasing: e.key[(nul + 1)...]), as: UTF8.self))
+                }
+                entry = try cursor.nextBytes()
+            }
+        } else {
+            for id in ids {
+                guard let doc = try docs.withValue(forKey: UInt32Key(id), in: txn, { try DocumentRecord.decodeHeader($0) }),
+                      !doc.isExpired(at: now) else { continue }
+                add(kind: doc.kind, identifier: doc.identifier)
+            }
         }
+        hits = ByteOrder.order(of: keys).map { hits[$0] }
         return hits
     }
 }

@@ -86,6 +86,31 @@ struct ExactnessTests {
         #expect(found > 500)
     }
 
+    /// Over 2,000 results take another path (a scan of `ids` and of the
+    /// expiration dates): the same answer.
+    @Test func largeQueryResults() throws {
+        var rng = SeededGenerator(seed: 99)
+        let t = try TemporaryIndex()
+        var docs: [IndexDocument] = []
+        try t.write { w in
+            for i in 0..<2_600 {
+                let doc = ExactnessTests.randomDocument("n\(i)", &rng)
+                try w.upsert(doc)
+                docs.append(doc)
+            }
+        }
+        let queries: [String] = [#"kind == "item""#, #"title == "*""#, #"title != "latte*"c"#, #"expirationDate != "*""#]
+        for q in queries {
+            let hits = try t.query(q, now: ExactnessTests.now)
+            let expression = try QueryParser.parse(q, now: ExactnessTests.now)
+            let live = docs.filter { !$0.isExpired(at: ExactnessTests.now) && BruteForce.matches($0, expression) }
+            let unsorted = live.map { SearchHit(kind: $0.kind, identifier: $0.identifier, score: 0) }
+            let expected = unsorted.sorted { a, b in a.identifier != b.identifier ? a.identifier < b.identifier : a.kind < b.kind }
+            #expect(hits.count > 0)
+            #expect(hits == expected, "\(q)")
+        }
+    }
+
     /// Returns how many hits the searches and queries found.
     func check(_ t: TemporaryIndex, _ model: [String: IndexDocument], round: Int) throws -> Int {
         var found = 0
