@@ -27,6 +27,8 @@ let package = Package(
         .library(name: "TextIndex", targets: ["TextIndex"]),
         .library(name: "ActivityDomain", targets: ["ActivityDomain"]),
         .executable(name: "eventlog", targets: ["eventlog"]),
+        // For Benchmarks/ (its own package): the synthetic engine workload.
+        .library(name: "SyntheticWorkload", targets: ["SyntheticWorkload"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),

@@ -2,6 +2,10 @@ import Foundation
 import LMDB
 import Logging
 
+/// What a commit waits for (see `LMDB.Durability`), named here so that users
+/// of the engine set it without importing the LMDB layer.
+public typealias Durability = LMDB.Durability
+
 /// How an ``EventStore`` opens and writes.
 ///
 /// ```swift

@@ -1,0 +1,32 @@
+// swift-tools-version: 6.1
+//
+// Benchmarks with ordo-one/package-benchmark, in their own package (as
+// swift-nio does) so that users of the library never resolve it.
+//
+//   cd Benchmarks && swift package benchmark
+//   swift package benchmark baseline update main
+//   swift package benchmark thresholds check    # fails on a regression past Thresholds/
+//
+// Docs/Benchmarks.md gives the method and the latest results.
+import PackageDescription
+
+let package = Package(
+    name: "ActivityEventLogBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "ActivityEventLog", path: ".."),
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "EngineBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "EventLog", package: "ActivityEventLog"),
+                .product(name: "SyntheticWorkload", package: "ActivityEventLog"),
+            ],
+            path: "Benchmarks/EngineBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+    ]
+)
