@@ -1,0 +1,342 @@
+import Foundation
+import LMDB
+
+/// Scores the postings of a query's words block by block, with dense
+/// per-block arrays (a block holds ``TextIndex/blockSize`` documents).
+///
+/// Pruning (max-score): a term's contribution is below its weight
+/// `f · idf` (`x / (k1 + x) < 1`). With one word, its terms are taken by
+/// decreasing weight, and in each block the rest are skipped once a term's
+/// weight is at most the score of the `keep`-th best document so far: they
+/// cannot bring a document into the top `keep`. Documents below that score
+/// are dropped as found (the result says it is not complete).
+struct Searcher {
+    let index: TextIndex
+    let txn: ReadTransaction
+    let stats: IndexStatistics
+    let cursor: Cursor<[UInt8], [UInt8]>
+    /// `factor[slot * 256 + norm]`: weight / (1 − b + b · len / avglen).
+    var factor: [Double]
+    let blockCount: Int
+
+    init(index: TextIndex, txn: ReadTransaction, stats: IndexStatistics) throws {
+        self.index = index
+        self.txn = txn
+        self.stats = stats
+        self.cursor = try index.postings.cursor(in: txn)
+        factor = [Double](repeating: 0, count: IndexField.count * 256)
+        for slot in 0..<IndexField.count where stats.documentsWithField[slot] > 0 {
+            let field = IndexField(slot: slot)
+            let avg = stats.averageLength(field)
+            for norm in 0..<256 {
+                let len = Double(FieldNorm.length(UInt8(norm)))
+                factor[slot * 256 + norm] = field.weight / (1 - TextIndex.b + TextIndex.b * len / avg)
+            }
+        }
+        blockCount = stats.nextDocumentId == 0 ? 0 : Int((stats.nextDocumentId - 1) >> TextIndex.blockShift) + 1
+    }
+
+    /// A query word's postings: its terms (one, or every term it is a
+    /// prefix of) and, block by block, their postings values.
+    struct WordPostings {
+        /// Per term: `f · idf`, an upper bound of its contribution.
+        var weights: [Double] = []
+        var documentFrequencies: [Int] = []
+        /// (term, block, value) in block order; within a block, by
+        /// decreasing weight once ``sortBlocks()`` ran.
+        var entries: [(term: Int32, block: Int32, bytes: UnsafeRawBufferPointer)] = []
+        /// `starts[b] ..< starts[b + 1]`: the entries of block `b`.
+        var starts: [Int] = []
+
+        var isEmpty: Bool { entries.isEmpty }
+        var totalFrequency: Int { documentFrequencies.reduce(0, +) }
+
+        mutating func sortBlocks(blockCount: Int) {
+            starts = [Int](repeating: 0, count: blockCount + 1)
+            for e in entries { starts[Int(e.block) + 1] += 1 }
+            for b in 0..<blockCount { starts[b + 1] += starts[b] }
+            let w = weights
+            var i = 0
+            while i < entries.count {
+                var j = i
+                while j < entries.count && entries[j].block == entries[i].block { j += 1 }
+                if j - i > 1 {
+                    entries[i..<j].sort { a, b in
+                        w[Int(a.term)] != w[Int(b.term)] ? w[Int(a.term)] > w[Int(b.term)] : a.term < b.term
+                    }
+                }
+                i = j
+            }
+        }
+    }
+
+    /// The postings of `term` in every block (`prefix`: of every term that
+    /// starts with it).
+    mutating func lookup(_ term: [UInt8], prefix: Bool, exactOnly: Bool = false) throws -> WordPostings {
+        var key = [UInt8](repeating: 0, count: 4) + term
+        var word = WordPostings()
+        var exactTerm: Int32 = -1
+        // Terms are told apart by a hash of their bytes (FNV-1a, fixed), in a
+        // small open-addressing table: no allocation per key.
+        var table = [Int32](repeating: -1, count: 1024)
+        var hashes: [UInt64] = []
+        for block in 0..<blockCount {
+            withUnsafeBytes(of: UInt32(block).bigEndian) { for i in 0..<4 { key[i] = $0[i] } }
+            if !prefix || exactOnly {
+                if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
+                    if word.weights.isEmpty {
+                        word.weights.append(0)
+                        word.documentFrequencies.append(0)
+                        exactTerm = 0
+                    }
+                    word.documentFrequencies[0] += try PostingList.count(e.value)
+                    word.entries.append((0, Int32(block), e.value))
+                }
+                continue
+            }
+            var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+            while let e = entry, e.key.count >= key.count, e.key.starts(with: key) {
+                let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[4...]))
+                var mask = table.count - 1
+                var slot = Int(truncatingIfNeeded: h) & mask
+                while table[slot] >= 0 && hashes[Int(table[slot])] != h { slot = (slot + 1) & mask }
+                var t = table[slot]
+                if t < 0 {
+                    t = Int32(hashes.count)
+                    hashes.append(h)
+                    word.weights.append(0)
+                    word.documentFrequencies.append(0)
+                    if e.key.count == key.count { exactTerm = t }
+                    table[slot] = t
+                    if hashes.count * 2 > table.count {
+                        table = [Int32](repeating: -1, count: table.count * 2)
+                        mask = table.count - 1
+                        for (i, hi) in hashes.enumerated() {
+                            var s = Int(truncatingIfNeeded: hi) & mask
+                            while table[s] >= 0 { s = (s + 1) & mask }
+                            table[s] = Int32(i)
+                        }
+                    }
+                }
+                word.documentFrequencies[Int(t)] += try PostingList.count(e.value)
+                word.entries.append((t, Int32(block), e.value))
+                entry = try cursor.nextBytes()
+            }
+        }
+        // Longer words than typed weigh at most `prefixFactor` of the typed
+        // word when it is a word itself: what was typed is what is meant.
+        let exactIdf = exactTerm >= 0 ? idf(word.documentFrequencies[Int(exactTerm)]) : nil
+        for t in word.weights.indices {
+            let own = idf(word.documentFrequencies[t])
+            word.weights[t] = t == exactTerm ? own : TextIndex.prefixFactor * min(own, exactIdf ?? own)
+        }
+        word.sortBlocks(blockCount: blockCount)
+        return word
+    }
+
+    func idf(_ df: Int) -> Double {
+        let n = Double(stats.documentCount)
+        let d = Double(df)
+        return log(1 + (n - d + 0.5) / (d + 0.5))
+    }
+
+    /// The documents that match all `exact` words and the `prefix` word,
+    /// with their scores: all of them (`keep` = `Int.max`), or at least
+    /// every one that scores as high as the `keep`-th best.
+    mutating func run(exact: [[UInt8]], prefix: [UInt8], keep: Int) throws
+        -> (scored: [(id: UInt32, score: Double)], complete: Bool) {
+        var words: [WordPostings] = []
+        for w in exact {
+            let p = try lookup(w, prefix: false)
+            if p.isEmpty { return ([], true) }
+            words.append(p)
+        }
+        if words.isEmpty && keep != Int.max {
+            // One word: score the word itself first. Longer words weigh at
+            // most `prefixFactor` of it, so when the `keep`-th best already
+            // scores that much, they cannot change the top: skip them.
+            let typed = try lookup(prefix, prefix: true, exactOnly: true)
+            if !typed.isEmpty {
+                let cap = TextIndex.prefixFactor * typed.weights[0]
+                let first = try score([typed], keep: keep)
+                if let threshold = first.threshold, threshold >= cap { return (first.scored, false) }
+            }
+        }
+        let p = try lookup(prefix, prefix: true)
+        if p.isEmpty { return ([], true) }
+        words.append(p)
+        let result = try score(words, keep: keep)
+        return (result.scored, result.complete)
+    }
+
+    /// Scores documents matching every word of `words`; see ``run(exact:prefix:keep:)``.
+    /// `threshold`: the score of the `keep`-th best, when there are that many.
+    mutating func score(_ words: [WordPostings], keep: Int) throws
+        -> (scored: [(id: UInt32, score: Double)], complete: Bool, threshold: Double?) {
+        let prune = words.count == 1 && keep != Int.max
+        // Rarest word first: it decides which documents the others may add to.
+        let dfs = words.map(\.totalFrequency)
+        let order = words.indices.sorted { a, b in dfs[a] != dfs[b] ? dfs[a] < dfs[b] : a < b }
+        // Dense per-block state, allocated once per query.
+        let size = TextIndex.blockSize
+        let scratch = ScoreScratch(size: size)
+        defer { scratch.deallocate() }
+        var heap = TopK.Heap(capacity: keep == Int.max ? 0 : keep)
+        var result: [(id: UInt32, score: Double)] = []
+        var complete = true
+        var candidates: [Int32] = []
+        candidates.reserveCapacity(size)
+
+        for block in 0..<blockCount {
+            var alive = true
+            var touchedCount = 0
+            for rank in order.indices {
+                touchedCount = 0
+                let w = order[rank]
+                let from = words[w].starts[block], to = words[w].starts[block + 1]
+                for k in from..<to {
+                    let e = words[w].entries[k]
+                    let weight = words[w].weights[Int(e.term)]
+                    if prune && heap.isFull && weight <= heap.threshold {
+                        complete = false
+                        break
+                    }
+                    try accumulate(e.bytes, weight: weight, rank: rank, scratch, &touchedCount)
+                }
+                if touchedCount == 0 { alive = false; break }
+                let r8 = UInt8(truncatingIfNeeded: rank)
+                for i in 0..<touchedCount {
+                    let o = Int(scratch.touched[i])
+                    if scratch.matched[o] == r8 {
+                        scratch.score[o] = rank == 0 ? scratch.best[o] : scratch.score[o] + scratch.best[o]
+                        scratch.matched[o] = r8 &+ 1
+                    }
+                    scratch.best[o] = 0
+                }
+                if rank == 0 { candidates.append(contentsOf: UnsafeBufferPointer(start: scratch.touched, count: touchedCount)) }
+            }
+            if alive {
+                let base = UInt32(block) << TextIndex.blockShift
+                let all = UInt8(truncatingIfNeeded: order.count)
+                for i in 0..<touchedCount {
+                    let o = Int(scratch.touched[i])
+                    guard scratch.matched[o] == all else { continue }
+                    let id = base | UInt32(o)
+                    let s = scratch.score[o]
+                    if keep == Int.max {
+                        result.append((id, s))
+                    } else if !heap.isFull || s >= heap.threshold {
+                        heap.insert((id, s))
+                        result.append((id, s))
+                    } else {
+                        complete = false
+                    }
+                }
+            }
+            for o in candidates { scratch.matched[Int(o)] = 0 }
+            candidates.removeAll(keepingCapacity: true)
+        }
+        if keep != Int.max && heap.isFull {
+            let floor = heap.threshold
+            let before = result.count
+            result.removeAll { $0.score < floor }
+            if result.count < before { complete = false }
+        }
+        return (result, complete, heap.isFull ? heap.threshold : nil)
+    }
+
+    /// Per-document state of one block while a query is scored.
+    struct ScoreScratch {
+        /// Sum of the words matched so far.
+        let score: UnsafeMutablePointer<Double>
+        /// Best contribution of the current word (0: not touched yet).
+        let best: UnsafeMutablePointer<Double>
+        /// How many words matched.
+        let matched: UnsafeMutablePointer<UInt8>
+        /// Offsets touched by the current word.
+        let touched: UnsafeMutablePointer<Int32>
+
+        init(size: Int) {
+            score = .allocate(capacity: size)
+            best = .allocate(capacity: size)
+            best.initialize(repeating: 0, count: size)
+            matched = .allocate(capacity: size)
+            matched.initialize(repeating: 0, count: size)
+            touched = .allocate(capacity: size)
+        }
+
+        func deallocate() {
+            score.deallocate()
+            best.deallocate()
+            matched.deallocate()
+            touched.deallocate()
+        }
+    }
+
+    /// Decodes one postings value; for documents that matched the `rank`
+    /// previous words, keeps the best contribution of this word in `best`.
+    @inline(__always)
+    func accumulate(_ bytes: UnsafeRawBufferPointer, weight: Double, rank: Int,
+                    _ scratch: ScoreScratch, _ touchedCount: inout Int) throws {
+        guard bytes.count >= 3, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw TextIndexError.corrupt("postings value")
+        }
+        var p = base
+        let end = base + bytes.count
+        let count = try Searcher.varint(&p, end)
+        p += 2  // the last offset
+        var offset = -1
+        let r8 = UInt8(truncatingIfNeeded: rank)
+        let k1 = TextIndex.k1
+        let matched = scratch.matched, best = scratch.best, touched = scratch.touched
+        var n = touchedCount
+        try factor.withUnsafeBufferPointer { factor in
+            for _ in 0..<count {
+                let delta = try Searcher.varint(&p, end)
+                offset = offset < 0 ? delta : offset + delta
+                guard offset < TextIndex.blockSize, p < end else { throw TextIndexError.corrupt("posting offset") }
+                let mask = p.pointee
+                p += 1
+                if matched[offset] != r8 {
+                    // Not a candidate: skip its payload.
+                    for _ in 0..<mask.nonzeroBitCount { _ = try Searcher.varint(&p, end); p += 1 }
+                    continue
+                }
+                var x = 0.0
+                var m = mask
+                while m != 0 {
+                    let slot = m.trailingZeroBitCount
+                    m &= m - 1
+                    let tf = try Searcher.varint(&p, end)
+                    guard p < end else { throw TextIndexError.corrupt("posting payload") }
+                    x += Double(tf) * factor[slot &* 256 &+ Int(p.pointee)]
+                    p += 1
+                }
+                // Never 0: 0 in `best` means "not touched yet".
+                let s = max(weight * x / (k1 + x), .leastNormalMagnitude)
+                let b = best[offset]
+                if b == 0 { touched[n] = Int32(offset); n += 1 }
+                if s > b { best[offset] = s }
+            }
+        }
+        touchedCount = n
+    }
+
+    @inline(__always)
+    static func varint(_ p: inout UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) throws -> Int {
+        guard p < end else { throw TextIndexError.corrupt("truncated postings") }
+        var b = p.pointee
+        p += 1
+        if b < 0x80 { return Int(b) }
+        var value = Int(b & 0x7F)
+        var shift = 7
+        repeat {
+            guard p < end, shift < 35 else { throw TextIndexError.corrupt("bad varint") }
+            b = p.pointee
+            p += 1
+            value |= Int(b & 0x7F) << shift
+            shift += 7
+        } while b >= 0x80
+        return value
+    }
+}
