@@ -16,7 +16,8 @@ import TextIndex
 ///
 /// Its writer accumulates a transaction's changes in one ``TextIndexWriter``
 /// and flushes them in ``ProjectionWriter/finish()``, so that a batch of
-/// items writes each postings key once.
+/// items writes each postings key once; an event that removes documents is
+/// flushed at once (see ``Writer/apply(_:)``).
 public struct KeywordIndexProjection: Projection {
     public var name: String { "search.keywords" }
     public var version: UInt32 { 1 }
@@ -40,20 +41,34 @@ public struct KeywordIndexProjection: Projection {
 
         init(writer: TextIndexWriter) { self.writer = writer }
 
+        /// Whether the current event removed a document.
+        private var removed = false
+
         func apply(_ recorded: RecordedEvent) throws {
+            removed = false
             if let event = try SpotlightEvent(recorded) {
                 try apply(event)
             } else if let event = try ActivityEvent(recorded) {
                 try apply(event)
             }
+            // A removal is flushed at once. Unflushed, a document removed and
+            // added again in the same transaction would keep its internal id,
+            // while in two transactions it gets a new one: the databases would
+            // depend on how events were grouped into transactions, and a
+            // rebuild (which groups them differently) would not reproduce them.
+            if removed { try writer.flush() }
         }
 
         func finish() throws {
             try writer.flush()
         }
 
+        private func remove(kind: String, _ identifier: String) throws {
+            if try writer.remove(kind: kind, identifier: identifier) { removed = true }
+        }
+
         private func removeItem(_ id: String) throws {
-            try writer.remove(kind: SearchDocuments.itemKind, identifier: id)
+            try remove(kind: SearchDocuments.itemKind, id)
         }
 
         private func apply(_ event: SpotlightEvent) throws {
@@ -80,12 +95,12 @@ public struct KeywordIndexProjection: Projection {
                     try writer.upsert(SearchDocuments.activity(key: m.key, m.copy))
                 } else {
                     // Saved for prediction only: what the key held before leaves the index.
-                    try writer.remove(kind: SearchDocuments.activityKind, identifier: m.key)
+                    try remove(kind: SearchDocuments.activityKind, m.key)
                 }
             case .savedDeleted(let m):
-                for key in m.removedKeys { try writer.remove(kind: SearchDocuments.activityKind, identifier: key) }
+                for key in m.removedKeys { try remove(kind: SearchDocuments.activityKind, key) }
             case .savedAllDeleted(let m):
-                for key in m.removedKeys { try writer.remove(kind: SearchDocuments.activityKind, identifier: key) }
+                for key in m.removedKeys { try remove(kind: SearchDocuments.activityKind, key) }
             default:
                 break
             }
