@@ -16,6 +16,7 @@ struct EventLogTool: ParsableCommand {
               eventlog current --json
               eventlog log --from 100 --limit 10 --json
               eventlog verify
+              eventlog replay --verify
             """,
         subcommands: [
             DemoCommand.self,
@@ -31,6 +32,8 @@ struct EventLogTool: ParsableCommand {
             ClientStateCommand.self,
             StatsCommand.self,
             VerifyCommand.self,
+            ReplayCommand.self,
+            SnapshotCommand.self,
         ]
     )
 }

@@ -104,7 +104,7 @@ struct VerifyAndErrorTests {
 
     @Test("help: every subcommand documents itself")
     func help() throws {
-        for command in ["apply", "log", "current", "saved", "handoff", "resolve", "items", "search", "query",
+        for command in ["apply", "log", "current", "saved", "handoff", "resolve", "items", "search", "query", "replay",
                         "client-state", "stats", "verify", "demo"] {
             let run = try CLI.run([command, "--help"])
             #expect(run.status == 0, "\(command)")

@@ -6,7 +6,7 @@ import Foundation
 struct DemoCommand: Subcommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Apply a bundled coffee-shop sample to a fresh store, print its views, search it, verify it.",
+        abstract: "Apply a bundled coffee-shop sample to a fresh store, print its views, search, verify, snapshot, replay.",
         discussion: """
             Without --store, the store goes to a new temporary directory, which is kept (its path is
             printed) so that the other subcommands can be tried on it. With --store, the directory
@@ -84,6 +84,13 @@ struct DemoCommand: Subcommand {
         let report = try store.eventStore.verify(payloadCheck: ActivityEventCatalog.checkPayload)
         if let problem = report.firstProblem { throw CLIError("verify: \(problem)") }
         Output.line("ok: \(report.recordsChecked) records, \(report.bytesChecked) bytes, hash chain intact")
+
+        section("Snapshot, then rebuild and compare with the live views (eventlog snapshot create; eventlog replay --verify)")
+        let snapshot = try store.eventStore.createSnapshot()
+        Output.line("snapshot at position \(snapshot.position), \(snapshot.bytes) bytes")
+        let comparison = try store.eventStore.verifyViews()
+        if let difference = comparison.difference { throw CLIError("replay --verify: \(difference)") }
+        Output.line("equal: the views rebuilt \(replaySummary(comparison.report)) match the live ones")
 
         section("Try it")
         Output.line("eventlog current --store \(path) --json")

@@ -5,11 +5,12 @@ import EventLog
 struct VerifyCommand: Subcommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check the whole log: checksums, payload digests, hash chain, payloads, checkpoints.",
+        abstract: "Check the whole log (checksums, digests, hash chain, payloads, checkpoints) and snapshot digests.",
         discussion: """
             Prints the first problem (its position, kind and detail) and exits 1, or prints what was
             checked and exits 0. Runs beside writers, up to the head found when it starts.
-            JSON: {"valid","head","recordsChecked","bytesChecked","lastLink","problem":{"position","kind","detail"}}.
+            Also checks every snapshot's digest. JSON: {"valid","head","recordsChecked","bytesChecked","lastLink",
+            "problem":{"position","kind","detail"},"snapshots":[{"position","valid"}]}.
 
             Examples:
               eventlog verify
@@ -29,6 +30,10 @@ struct VerifyCommand: Subcommand {
             progress.update("verifying: position \(walk.position) of \(walk.end), \(walk.bytes >> 20) MiB, \(progress.rate(walk.position)) records")
         }
         progress.finish()
+        // Snapshot digests too (issue 5): a damaged snapshot is ignored by
+        // rebuilds, but an operator should hear of it.
+        let snapshots = try store.eventStore.snapshots().map { ($0.position, store.eventStore.verifySnapshot($0)) }
+        let damaged = snapshots.filter { !$0.1 }.map(\.0)
         if json {
             var members: [String: JSONValue] = [
                 "valid": .bool(report.isValid),
@@ -36,6 +41,7 @@ struct VerifyCommand: Subcommand {
                 "recordsChecked": .integer(Int64(report.recordsChecked)),
                 "bytesChecked": .integer(Int64(report.bytesChecked)),
                 "lastLink": .string("\(report.lastLink)"),
+                "snapshots": .array(snapshots.map { .object(["position": .integer(Int64($0.0)), "valid": .bool($0.1)]) }),
             ]
             if let problem = report.firstProblem {
                 members["problem"] = .object([
@@ -45,11 +51,17 @@ struct VerifyCommand: Subcommand {
                 ])
             }
             Output.json(.object(members))
-        } else if report.isValid {
-            Output.line("ok: \(report.recordsChecked) records, \(report.bytesChecked) bytes, head \(report.head), last link \(report.lastLink)")
+        } else if report.isValid && damaged.isEmpty {
+            Output.line("ok: \(report.recordsChecked) records, \(report.bytesChecked) bytes, head \(report.head), last link \(report.lastLink)"
+                + (snapshots.isEmpty ? "" : "; \(snapshots.count) snapshots with sound digests"))
         }
         if let problem = report.firstProblem {
             Output.error("eventlog verify: the log is corrupt at position \(problem.position): \(problem.kind.rawValue): \(problem.detail)")
+            throw ExitCode.failure
+        }
+        if !damaged.isEmpty {
+            Output.error("eventlog verify: the snapshots at positions \(damaged.map(String.init).joined(separator: ", ")) fail their digest "
+                + "(rebuilds skip them; `eventlog snapshot delete P` removes one)")
             throw ExitCode.failure
         }
     }
