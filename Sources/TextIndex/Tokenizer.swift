@@ -36,6 +36,7 @@ public struct Tokenizer {
     var joined: [UInt8] = []
     var batchFolded: [UInt8] = []
     var batchRanges: [Range<Int>] = []
+    var batchSlots: [Int32] = []
 
     public init() {}
 
@@ -49,10 +50,49 @@ public struct Tokenizer {
             Tokenizer.forEachASCIIWord(in: bytes) { ranges.append($0) }
             return
         }
-        let n = icuWords(bytes)
-        ranges.reserveCapacity(n)
+        // Mixed text (Spanish, or English with a few accents): a word never
+        // spans ASCII whitespace, so the text is cut there into pieces, and
+        // only the pieces with non-ASCII characters go to ICU. A cut is made
+        // only before an ASCII byte or a letter, never before a combining
+        // mark, which ICU would attach to the space.
+        var start = 0
+        var i = 0
+        let n = bytes.count
+        while i < n {
+            let b = bytes[i]
+            if (b == 0x20 || b == 0x0A || b == 0x09 || b == 0x0D) && i + 1 < n && Tokenizer.startsCleanly(bytes, at: i + 1) {
+                if i + 1 - start > 0 { piece(bytes, start..<(i + 1), into: &ranges) }
+                start = i + 1
+            }
+            i += 1
+        }
+        if n > start { piece(bytes, start..<n, into: &ranges) }
+    }
+
+    /// Whether the character at `i` is ASCII or a letter (no mark or joiner).
+    static func startsCleanly(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> Bool {
+        let b = bytes[i]
+        if b < 0x80 { return true }
+        var iterator = UnsafeBufferPointer(rebasing: bytes[i...]).makeIterator()
+        var decoder = UTF8()
+        guard case .scalarValue(let s) = decoder.decode(&iterator) else { return false }
+        switch s.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .otherLetter, .modifierLetter: return true
+        default: return false
+        }
+    }
+
+    /// The words of one piece of `bytes` (ASCII fast path or ICU), offset into the whole.
+    mutating func piece(_ bytes: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, into ranges: inout [Range<Int>]) {
+        let sub = UnsafeBufferPointer(rebasing: bytes[r])
+        let base = r.lowerBound
+        if TextFolding.isASCII(sub) {
+            Tokenizer.forEachASCIIWord(in: sub) { ranges.append(($0.lowerBound + base)..<($0.upperBound + base)) }
+            return
+        }
+        let n = icuWords(sub)
         for i in 0..<n {
-            ranges.append(Int(bounds[2 * i])..<Int(bounds[2 * i + 1]))
+            ranges.append((Int(bounds[2 * i]) + base)..<(Int(bounds[2 * i + 1]) + base))
         }
     }
 
@@ -121,8 +161,8 @@ public struct Tokenizer {
         var words = 0
         for (k, r) in ranges.enumerated() {
             let word = UnsafeBufferPointer(rebasing: bytes[r])
-            if batched {
-                let f = batchRanges[k]
+            if batched && batchSlots[k] >= 0 {
+                let f = batchRanges[Int(batchSlots[k])]
                 if f.isEmpty { continue }
                 batchFolded.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[f]), true) }
             } else {
@@ -154,16 +194,23 @@ public struct Tokenizer {
         return words
     }
 
-    /// Folds the words `ranges` of `bytes` at once into `batchFolded`, their
-    /// folded (and cut) ranges into `batchRanges`; false when it cannot.
+    /// Folds the non-ASCII words among `ranges` of `bytes` at once into
+    /// `batchFolded` (`batchSlots[k]`: the index in `batchRanges` of word
+    /// `k`'s folded range, −1 for an ASCII word, folded on its own); false
+    /// when it cannot.
     mutating func foldWords(_ bytes: UnsafeBufferPointer<UInt8>, _ ranges: [Range<Int>]) -> Bool {
         joined.removeAll(keepingCapacity: true)
-        for (k, r) in ranges.enumerated() {
-            if k > 0 { joined.append(0) }
-            joined.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[r]))
+        batchSlots.removeAll(keepingCapacity: true)
+        var slots: Int32 = 0
+        for r in ranges {
+            let word = UnsafeBufferPointer(rebasing: bytes[r])
+            if TextFolding.isASCII(word) { batchSlots.append(-1); continue }
+            if word.contains(0) { return false }
+            if slots > 0 { joined.append(0) }
+            joined.append(contentsOf: word)
+            batchSlots.append(slots)
+            slots += 1
         }
-        if joined.count != ranges.reduce(ranges.count - 1, { $0 + $1.count }) { return false }
-        for r in ranges where bytes[r].contains(0) { return false }
         joined.withUnsafeBufferPointer { TextFolding.fold($0, .index, into: &batchFolded) }
         batchRanges.removeAll(keepingCapacity: true)
         var start = 0
@@ -175,7 +222,7 @@ public struct Tokenizer {
             batchRanges.append(start..<end)
             start = i + 1
         }
-        return batchRanges.count == ranges.count
+        return batchRanges.count == Int(slots) || slots == 0
     }
 
     /// Folds `word` for the index into `folded`, cut to ``maximumTermLength``.

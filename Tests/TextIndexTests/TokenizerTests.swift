@@ -59,6 +59,55 @@ struct TokenizerTests {
         #expect(Tokenizer.camelParts("éÉtude") == ["é", "Étude"])
     }
 
+    /// Mixed text is cut at whitespace and only its non-ASCII pieces go to
+    /// ICU: the words must be those of ICU over the whole text, for every
+    /// non-ASCII field of the corpus (Spanish, Japanese, Chinese).
+    @Test func piecewiseSegmentationAgreesWithICU() throws {
+        var t = Tokenizer()
+        var pieces: [Range<Int>] = []
+        var icu: [Range<Int>] = []
+        var samples = [
+            "Introducción a la indexación  ́combining after space, e\u{301} x\u{200D}y ok",
+            "NSUserActivityオブジェクトは、あなたのアプリの状態 and Spotlight 索引 ",
+            "\n\u{301}a \u{200B}b \tñ\u{0301}x",
+        ]
+        for item in try CorpusFixture.items() where item.language != "en" {
+            samples.append(item.displayName)
+            samples.append(item.contentDescription)
+            if samples.count > 6000 { break }
+        }
+        var failures = 0
+        for s in samples where !s.utf8.allSatisfy({ $0 < 0x80 }) {
+            var copy = s
+            copy.withUTF8 { bytes in
+                t.wordRanges(in: bytes, into: &pieces)
+                t.icuWordRanges(in: bytes, into: &icu)
+            }
+            if pieces != icu {
+                failures += 1
+                if failures < 3 { Issue.record("differs: \(s.debugDescription)") }
+            }
+        }
+        #expect(failures == 0)
+    }
+
+    /// Folding a value's non-ASCII words in one ICU call gives what folding
+    /// each word alone gives.
+    @Test func batchFoldingAgreesWithWordByWordFolding() throws {
+        var t = Tokenizer()
+        var checked = 0
+        for item in try CorpusFixture.items() where item.language != "en" {
+            let text = item.displayName + " " + item.contentDescription
+            let expected = t.words(text).map { TextFolding.fold($0, .index) }.filter { !$0.isEmpty && $0.utf8.count <= 255 }
+            let terms = Set(t.indexTerms(text))
+            let missing = expected.filter { !terms.contains($0) }
+            #expect(missing.isEmpty, "\(missing.prefix(3)) in \(text.prefix(80))")
+            if !missing.isEmpty { break }
+            checked += 1
+            if checked > 2000 { break }
+        }
+    }
+
     /// The ASCII fast path must split exactly as ICU does: every ASCII field
     /// of the first part of the corpus is compared.
     @Test func asciiFastPathAgreesWithICU() throws {
