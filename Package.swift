@@ -29,6 +29,7 @@ let package = Package(
         .executable(name: "eventlog", targets: ["eventlog"]),
         // For Benchmarks/ (its own package): the synthetic engine workload.
         .library(name: "SyntheticWorkload", targets: ["SyntheticWorkload"]),
+        .library(name: "IndexingWorkload", targets: ["IndexingWorkload"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -77,10 +78,18 @@ let package = Package(
             exclude: ["Schema"],
             swiftSettings: strict
         ),
+        // The indexing workload of `eventlog bench` and Benchmarks/: corpus
+        // reading, a multilingual item generator, a measured run.
+        .target(
+            name: "IndexingWorkload",
+            dependencies: ["ActivityDomain", "EventLog", "LMDB"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "eventlog",
             dependencies: [
                 "ActivityDomain",
+                "IndexingWorkload",
                 "EventLog",
                 "TextIndex",
                 "LMDB",

@@ -1,0 +1,116 @@
+import ActivityDomain
+import Foundation
+
+/// Streams searchable items from a JSON Lines file (`.gz` accepted), a
+/// chunk at a time, so memory stays flat whatever the file's size.
+///
+/// A line is an item as SPEC §4 writes it (`{"uniqueIdentifier", "domainIdentifier",
+/// "attributeSet": {…}}`) or in the flat shape of `shared/corpus/items.jsonl.gz`
+/// (`title`, `displayName`, `contentDescription`, `keywords` at the top level).
+///
+/// ```swift
+/// let reader = try CorpusReader(path: "../shared/corpus/items.jsonl.gz")
+/// while let items = try reader.next(500) { try store.indexSearchableItems(items) }
+/// ```
+public final class CorpusReader {
+    private let handle: FileHandle
+    private let process: Process?
+    private var buffer = Data()
+    private var finished = false
+    public private(set) var lineNumber = 0
+    /// Bytes of JSON read so far: the input size for MB/s.
+    public private(set) var bytesRead = 0
+    public let path: String
+
+    public init(path: String) throws {
+        self.path = path
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw WorkloadError("corpus \(path) does not exist")
+        }
+        if path.hasSuffix(".gz") {
+            // Foundation on Linux has no gunzip; gzip(1) streams it.
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+            process.arguments = ["-dc", path]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            self.process = process
+            handle = pipe.fileHandleForReading
+        } else {
+            process = nil
+            handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+        }
+    }
+
+    deinit {
+        if let process, process.isRunning { process.terminate() }
+    }
+
+    /// Up to `count` items; nil at the end.
+    public func next(_ count: Int) throws -> [SearchableItem]? {
+        var items: [SearchableItem] = []
+        items.reserveCapacity(count)
+        while items.count < count, let line = try nextLine() {
+            lineNumber += 1
+            bytesRead += line.count + 1
+            if line.isEmpty { continue }
+            items.append(try Self.item(from: line, lineNumber: lineNumber))
+        }
+        return items.isEmpty ? nil : items
+    }
+
+    /// Every item of the file.
+    public static func readAll(path: String) throws -> [SearchableItem] {
+        let reader = try CorpusReader(path: path)
+        var all: [SearchableItem] = []
+        while let chunk = try reader.next(10_000) { all += chunk }
+        return all
+    }
+
+    private func nextLine() throws -> Data? {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = buffer[buffer.startIndex..<newline]
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return Data(line)
+            }
+            if finished {
+                if buffer.isEmpty { return nil }
+                defer { buffer.removeAll() }
+                return buffer
+            }
+            if let more = try handle.read(upToCount: 1 << 20), !more.isEmpty {
+                buffer.append(more)
+            } else {
+                finished = true
+            }
+        }
+    }
+
+    static func item(from line: Data, lineNumber: Int) throws -> SearchableItem {
+        if line.range(of: Data("\"attributeSet\"".utf8)) != nil {
+            do {
+                return try SearchableItem(json: try JSONValue(parsing: String(decoding: line, as: UTF8.self)))
+            } catch {
+                throw WorkloadError("corpus line \(lineNumber): \(error)")
+            }
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
+              let identifier = object["uniqueIdentifier"] as? String else {
+            throw WorkloadError("corpus line \(lineNumber): not an item object with a uniqueIdentifier")
+        }
+        var item = SearchableItem(uniqueIdentifier: identifier, domainIdentifier: object["domainIdentifier"] as? String)
+        item.attributeSet.title = object["title"] as? String
+        item.attributeSet.displayName = object["displayName"] as? String
+        item.attributeSet.contentDescription = object["contentDescription"] as? String
+        item.attributeSet.keywords = object["keywords"] as? [String] ?? []
+        return item
+    }
+}
+
+/// A workload that cannot run: a missing corpus, a malformed line.
+public struct WorkloadError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
