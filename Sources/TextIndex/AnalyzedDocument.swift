@@ -30,45 +30,45 @@ struct AnalyzedDocument {
     }
 
     init(_ doc: IndexDocument, tokenizer: inout Tokenizer, ranges: inout [Range<Int>],
-         table: inout TermTable, scratch occurrences: inout [UInt64]) {
-        occurrences.removeAll(keepingCapacity: true)
+         table: inout TermTable, scratch counts: inout [UInt16]) {
+        // Term frequencies per (term, slot), counted in first-seen order with
+        // the table's per-term stamps: no sorting, no hashing beyond interning.
+        counts.removeAll(keepingCapacity: true)
+        table.nextStamp()
+        let stamp = table.stamp
+        var ids: [Int32] = []
         for (name, values) in doc.fields {
             let field = IndexField(name: name)
-            let slot = UInt64(field.slot)
+            let slot = field.slot
             for value in values {
                 var copy = value
                 let words = copy.withUTF8 { bytes in
                     tokenizer.forEachIndexTerm(in: bytes, keepWhole: field == .keywords, ranges: &ranges) { term, _ in
-                        occurrences.append(UInt64(UInt32(table.intern(term))) << 8 | slot)
+                        let id = Int(table.intern(term))
+                        if table.stamps[id] != stamp {
+                            table.stamps[id] = stamp
+                            table.local[id] = Int32(ids.count)
+                            ids.append(Int32(id))
+                            counts.append(contentsOf: repeatElement(0, count: IndexField.count))
+                        }
+                        let k = Int(table.local[id]) &* IndexField.count &+ slot
+                        if counts[k] < UInt16.max { counts[k] &+= 1 }
                     }
                 }
-                fieldLengths[field.slot] &+= UInt32(words)
+                fieldLengths[slot] &+= UInt32(words)
             }
         }
-        // Sorting (term id, slot) pairs groups each term's fields, low slot first.
-        occurrences.sort()
         let norms = fieldLengths.map { FieldNorm.encode(Int($0)) }
-        termIds.reserveCapacity(occurrences.count / 2)
-        payloads.reserveCapacity(occurrences.count * 2)
-        var i = 0
-        var tf = [UInt32](repeating: 0, count: IndexField.count)
-        while i < occurrences.count {
-            let term = occurrences[i] >> 8
+        termIds = ids
+        payloads.reserveCapacity(ids.count * 4)
+        payloadEnds.reserveCapacity(ids.count)
+        for k in ids.indices {
+            let base = k * IndexField.count
             var mask: UInt8 = 0
-            while i < occurrences.count && occurrences[i] >> 8 == term {
-                let slot = Int(occurrences[i] & 0xFF)
-                if mask & (1 << UInt8(slot)) == 0 { tf[slot] = 0 }
-                mask |= 1 << UInt8(slot)
-                tf[slot] &+= 1
-                i += 1
-            }
-            termIds.append(Int32(truncatingIfNeeded: term))
+            for slot in 0..<IndexField.count where counts[base + slot] > 0 { mask |= 1 << UInt8(slot) }
             payloads.append(mask)
-            var m = mask
-            while m != 0 {
-                let slot = m.trailingZeroBitCount
-                m &= m - 1
-                var v = min(tf[slot], UInt32(UInt16.max))
+            for slot in 0..<IndexField.count where counts[base + slot] > 0 {
+                var v = UInt32(counts[base + slot])
                 while v >= 0x80 { payloads.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
                 payloads.append(UInt8(v))
                 payloads.append(norms[slot])

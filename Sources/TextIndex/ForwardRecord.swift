@@ -24,9 +24,12 @@ enum ForwardRecord {
         w.byte(format)
         for l in a.fieldLengths { w.varint(UInt64(l)) }
         w.varint(a.termIds.count)
-        let sorted = a.termIds.sorted { ranks[Int($0)] < ranks[Int($1)] }
+        // Byte order is rank order: sort packed (rank, id) integers.
+        var packed = a.termIds.map { UInt64(UInt32(ranks[Int($0)])) << 32 | UInt64(UInt32($0)) }
+        packed.sort()
         var previous: ArraySlice<UInt8> = []
-        for id in sorted {
+        for p in packed {
+            let id = Int32(truncatingIfNeeded: p & 0xFFFF_FFFF)
             let term = table.bytes(id)
             var shared = 0
             let limit = min(previous.count, term.count)

@@ -31,7 +31,7 @@ public struct PreparedDocument: Sendable {
         identity = TextIndex.identityKey(kind: document.kind, identifier: document.identifier)
         var table = TermTable(expected: 128)
         var ranges: [Range<Int>] = []
-        var occurrences: [UInt64] = []
+        var occurrences: [UInt16] = []
         let analyzed = AnalyzedDocument(document, tokenizer: &tokenizer, ranges: &ranges, table: &table, scratch: &occurrences)
         var terms: [UInt8] = []
         var termEnds: [Int32] = []

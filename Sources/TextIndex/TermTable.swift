@@ -20,6 +20,11 @@ struct TermTable {
     private var hashes: [UInt64] = []
     private var slots: [Int32]
     private let initialSlots: Int
+    /// Per term, scratch for counting one document's terms without sorting:
+    /// the document's stamp when the term was last seen, and its index there.
+    var stamps: [UInt32] = []
+    var local: [Int32] = []
+    var stamp: UInt32 = 0
 
     var count: Int { starts.count }
 
@@ -54,6 +59,8 @@ struct TermTable {
         starts.append(Int32(arena.count))
         lengths.append(Int32(bytes.count))
         hashes.append(h)
+        stamps.append(0)
+        local.append(0)
         arena.append(contentsOf: bytes)
         slots[i] = id
         if starts.count * 2 > slots.count {
@@ -67,6 +74,15 @@ struct TermTable {
             }
         }
         return id
+    }
+
+    /// Starts counting a new document: every term is unseen again.
+    mutating func nextStamp() {
+        stamp &+= 1
+        if stamp == 0 {
+            for i in stamps.indices { stamps[i] = 0 }
+            stamp = 1
+        }
     }
 
     mutating func intern(_ bytes: [UInt8]) -> Int32 {
@@ -115,6 +131,9 @@ struct TermTable {
         starts.removeAll(keepingCapacity: true)
         lengths.removeAll(keepingCapacity: true)
         hashes.removeAll(keepingCapacity: true)
+        stamps.removeAll(keepingCapacity: true)
+        local.removeAll(keepingCapacity: true)
+        stamp = 0
         slots = [Int32](repeating: -1, count: initialSlots)
     }
 }

@@ -25,7 +25,7 @@ public final class TextIndexWriter {
     let txn: WriteTransaction
     var tokenizer = Tokenizer()
     var ranges: [Range<Int>] = []
-    var occurrences: [UInt64] = []
+    var occurrences: [UInt16] = []
     /// The terms of the pending documents (and, during a flush, of the ones they replace).
     var table = TermTable()
     var stats: IndexStatistics?
@@ -108,6 +108,33 @@ public final class TextIndexWriter {
         return id
     }
 
+    /// `changes` in key order. They were appended by increasing document id,
+    /// a removal before a set, so within one postings key (block, rank) they
+    /// are already in order: a stable counting sort on the key's group is
+    /// enough when the batch spans few blocks (the usual case); otherwise a
+    /// comparison sort.
+    static func sortedByKey(_ changes: [PostingChange], termCount: Int) -> [PostingChange] {
+        guard let first = changes.first else { return changes }
+        var lo = first.block, hi = first.block
+        for c in changes { lo = min(lo, c.block); hi = max(hi, c.block) }
+        let buckets = Int(hi - lo + 1) * termCount
+        guard buckets <= 4 * changes.count + 1024 else { return changes.sorted { $0.key < $1.key } }
+        func bucket(_ c: PostingChange) -> Int {
+            Int(c.block - lo) * termCount + Int((c.key >> 13) & 0x7FFF_FFFF)
+        }
+        var starts = [Int](repeating: 0, count: buckets + 1)
+        for c in changes { starts[bucket(c) + 1] += 1 }
+        for b in 0..<buckets { starts[b + 1] += starts[b] }
+        return [PostingChange](unsafeUninitializedCapacity: changes.count) { out, count in
+            for c in changes {
+                let b = bucket(c)
+                (out.baseAddress! + starts[b]).initialize(to: c)
+                starts[b] += 1
+            }
+            count = changes.count
+        }
+    }
+
     /// Writes what was accumulated: each postings key read and written once,
     /// everything in key order.
     public func flush() throws {
@@ -157,7 +184,7 @@ public final class TextIndexWriter {
                                                offset: UInt16(id & UInt32(TextIndex.blockSize - 1)),
                                                isSet: changes[i].isSet)
         }
-        changes.sort { $0.key < $1.key }
+        changes = TextIndexWriter.sortedByKey(changes, termCount: table.count)
 
         // 3. Postings: one read and one write per key.
         var key: [UInt8] = []
