@@ -30,7 +30,7 @@ public final class TextIndexWriter {
     var table = TermTable()
     var stats: IndexStatistics?
     /// Identity key → document id, for identities touched in this transaction.
-    var identities: [[UInt8]: UInt32] = [:]
+    var identities: [TermKey: UInt32] = [:]
     var pending: [UInt32: Pending] = [:]
 
     static let autoFlushCount = 4096
@@ -94,9 +94,9 @@ public final class TextIndexWriter {
     /// The id of `identity`: touched earlier in this transaction, stored, or
     /// (when `allocate`) a new one.
     func documentId(_ identity: [UInt8], allocate: Bool) throws -> UInt32? {
-        if let id = identities[identity] { return id }
+        if let id = identities[TermKey(term: identity)] { return id }
         if let id = try index.documentId(identity, in: txn) {
-            identities[identity] = id
+            identities[TermKey(term: identity)] = id
             return id
         }
         guard allocate else { return nil }
@@ -104,7 +104,7 @@ public final class TextIndexWriter {
         let id = stats!.nextDocumentId
         guard id < UInt32.max else { throw TextIndexError.corrupt("document ids exhausted; rebuild the index") }
         stats!.nextDocumentId += 1
-        identities[identity] = id
+        identities[TermKey(term: identity)] = id
         return id
     }
 
@@ -144,8 +144,8 @@ public final class TextIndexWriter {
         changes.reserveCapacity(pending.count * 64)
         var arena: [UInt8] = []
         arena.reserveCapacity(pending.count * 256)
-        var removedValues = Set<[UInt8]>()
-        var addedValues = Set<[UInt8]>()
+        var removedValues = Set<TermKey>()
+        var addedValues = Set<TermKey>()
         var fieldNames = Set<String>()
         let ids = pending.keys.sorted()
 
@@ -161,7 +161,7 @@ public final class TextIndexWriter {
             }) {
                 stats!.subtract(oldLengths)
                 if let old = try index.docs.withValue(forKey: idKey, in: txn, { try DocumentRecord.decode($0) }) {
-                    for k in AttributeKey.keys(of: old) { removedValues.insert(k + idBytes) }
+                    for k in AttributeKey.keys(of: old) { removedValues.insert(TermKey(term: k + idBytes)) }
                 }
             }
             if case .upsert(let doc, _, let analyzed) = pending[id]! {
@@ -172,7 +172,7 @@ public final class TextIndexWriter {
                 }
                 stats!.add(analyzed.fieldLengths)
                 fieldNames.formUnion(doc.fields.keys)
-                for k in AttributeKey.keys(of: doc) { addedValues.insert(k + idBytes) }
+                for k in AttributeKey.keys(of: doc) { addedValues.insert(TermKey(term: k + idBytes)) }
             }
         }
 
@@ -226,7 +226,7 @@ public final class TextIndexWriter {
                 try index.docs.delete(idKey, in: txn)
                 try index.terms.delete(idKey, in: txn)
                 try index.ids.delete(identity, in: txn)
-                identities[identity] = nil
+                identities[TermKey(term: identity)] = nil
             }
         }
         // 5. Field masks: one value per block, 1 byte per document.
@@ -247,12 +247,10 @@ public final class TextIndexWriter {
         table.removeAll()
 
         // 6. Attribute index: only keys that changed.
-        for key in removedValues.subtracting(addedValues).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            try index.values.delete(key, in: txn)
-        }
-        for key in addedValues.subtracting(removedValues).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            try index.values.put([], forKey: key, in: txn)
-        }
+        let deletions = removedValues.subtracting(addedValues).map(\.term)
+        for k in ByteOrder.order(of: deletions) { try index.values.delete(deletions[k], in: txn) }
+        let additions = addedValues.subtracting(removedValues).map(\.term)
+        for k in ByteOrder.order(of: additions) { try index.values.put([], forKey: additions[k], in: txn) }
         try index.meta.put(stats!.encoded(), forKey: "stats", in: txn)
         let known = try index.textFieldNames(in: txn)
         if !fieldNames.isSubset(of: known) {
