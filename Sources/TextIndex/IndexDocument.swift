@@ -14,7 +14,8 @@ import Foundation
 /// ```
 ///
 /// Text fields are matched by the query language as strings too
-/// (`title == "Oat*"`). A name is either a field or an attribute, not both.
+/// (`title == "Oat*"`). A name is either a field or an attribute, not both;
+/// `kind` and `expirationDate` are neither (they are the document's own).
 /// `kind` and `expirationDate` are queryable as attributes of those names;
 /// `uniqueIdentifier` is the `identifier` unless an attribute of that name
 /// is given.
@@ -62,5 +63,7 @@ public struct IndexDocument: Sendable, Equatable {
     static func validateName(_ name: String) throws {
         let bytes = name.utf8
         guard !bytes.isEmpty, bytes.count <= 64, !bytes.contains(0) else { throw TextIndexError.invalidName(name) }
+        // These two are the document's own (`kind`, `expirationDate`).
+        guard name != "kind" && name != "expirationDate" else { throw TextIndexError.invalidName(name) }
     }
 }

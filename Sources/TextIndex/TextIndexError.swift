@@ -11,8 +11,8 @@ public enum TextIndexError: Error, Equatable, Sendable, CustomStringConvertible 
     case identifierTooLong(String, bytes: Int)
     /// A kind that is empty, longer than 64 bytes, or contains NUL.
     case invalidKind(String)
-    /// A field or attribute name that is empty, longer than 64 bytes, or
-    /// contains NUL.
+    /// A field or attribute name that is empty, longer than 64 bytes,
+    /// contains NUL, or is `kind` or `expirationDate`.
     case invalidName(String)
     /// The same name given both as a text field and as an attribute.
     case duplicateName(String)
@@ -25,7 +25,8 @@ public enum TextIndexError: Error, Equatable, Sendable, CustomStringConvertible 
         case .identifierTooLong(let id, let n):
             "the identifier \(id.prefix(40))… is \(n) UTF-8 bytes; at most \(TextIndex.maximumIdentifierLength) are allowed"
         case .invalidKind(let kind): "the kind \(kind.debugDescription) is invalid: 1 to 64 UTF-8 bytes, no NUL"
-        case .invalidName(let name): "the name \(name.debugDescription) is invalid: 1 to 64 UTF-8 bytes, no NUL"
+        case .invalidName(let name):
+            "the name \(name.debugDescription) is invalid: 1 to 64 UTF-8 bytes, no NUL, not kind or expirationDate"
         case .duplicateName(let name): "\(name) is given both as a text field and as an attribute"
         case .corrupt(let what): "the text index is corrupt: \(what)"
         }

@@ -86,6 +86,10 @@ struct SearchTests {
             #expect(throws: TextIndexError.self) { try w.upsert(.item("")) }
             #expect(throws: TextIndexError.self) { try w.upsert(.item(String(repeating: "x", count: 257))) }
             try w.upsert(.item(String(repeating: "x", count: 256), title: "ok"))
+            #expect(throws: TextIndexError.self) { try w.upsert(.item("a", ["kind": ["x"]])) }
+            #expect(throws: TextIndexError.self) { try w.upsert(.item("a", attributes: ["expirationDate": .number(1)])) }
+            #expect(throws: TextIndexError.self) { try w.upsert(.item("a", ["title": ["x"]], attributes: ["title": .number(1)])) }
+            #expect(throws: TextIndexError.self) { try w.upsert(.item("a", [String(repeating: "n", count: 65): ["x"]])) }
         }
         #expect(try t.search("ok").count == 1)
     }
