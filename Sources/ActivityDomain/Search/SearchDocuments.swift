@@ -36,10 +36,14 @@ enum SearchDocuments {
     private static func addContent(_ set: Activitylog_V1_ContentAttributes?, to doc: inout IndexDocument,
                                    title: String?, keywords: [String]) {
         func field(_ name: String, _ values: [String]) {
+            guard values.count > 1 else {
+                if !values.isEmpty { doc.fields[name] = values }
+                return
+            }
             // Equal values once: a title given twice would count its words twice.
+            // (Only lists are deduplicated: hashing every long description costs.)
             var seen = Set<String>()
-            let unique = values.filter { seen.insert($0).inserted }
-            if !unique.isEmpty { doc.fields[name] = unique }
+            doc.fields[name] = values.filter { seen.insert($0).inserted }
         }
         let set = set ?? Activitylog_V1_ContentAttributes()
         field("title", [title, set.hasTitle ? set.title : nil].compactMap { $0 })
