@@ -1,0 +1,32 @@
+/// What one setting measured.
+public struct IndexingResult: Sendable, Codable, Equatable {
+    public var setting: IndexingSetting
+    public var items: Int
+    /// The run stopped at its item limit while the source had more
+    /// (`eventlog bench --max-commits` caps small batch sizes).
+    public var capped: Bool
+    /// Indexing only: reading and parsing the input is not timed.
+    public var seconds: Double
+    public var itemsPerSecond: Double
+    /// Megabytes (10⁶ bytes) of item text (titles, names, descriptions, keywords) per second.
+    public var megabytesPerSecond: Double
+    /// Writes submitted (one per batch); with several writers, group commit
+    /// lets several share one transaction.
+    public var commits: Int
+    /// Milliseconds per `indexSearchableItems` call, its commit included.
+    public var commitLatency: LatencySummary
+    /// The process's resident high-water mark (VmHWM), bytes: the whole
+    /// setting's peak when it runs in a process of its own.
+    public var peakResidentBytes: Int
+    /// Bytes the store's files occupy on disk.
+    public var bytesOnDisk: Int
+    /// A full rebuild of every view from the log, in a scratch environment.
+    public var replaySeconds: Double
+    public var replayEventsPerSecond: Double
+    /// Items per second of that rebuild: comparable with ``itemsPerSecond``.
+    public var replayItemsPerSecond: Double
+    /// The rebuilt views equal the live ones byte for byte.
+    public var replayVerified: Bool
+    /// Latency of the given queries, when there were any.
+    public var queries: QueryLatency?
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+/// Queries for the indexing benchmarks: read from a file (one a line, as
+/// `shared/corpus/queries.txt`), or made from ``ItemGenerator``'s words in
+/// the same four kinds that file cycles through, so that generated stores
+/// have queries that find something.
+///
+/// ```swift
+/// let queries = QueryWorkload.freeText(count: 400)   // ["the", "data library", "fil*", "imagenes", …]
+/// let latency = try IndexingRun.measure(queries, on: store)
+/// ```
+public enum QueryWorkload {
+    /// The non-empty lines of `path`, trimmed.
+    public static func read(path: String) throws -> [String] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw WorkloadError("queries \(path) cannot be read as UTF-8 text")
+        }
+        return text.split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+    }
+
+    /// One word, two words (both must match), a three-letter prefix, a
+    /// Spanish word with its accents stripped: in turn, from a seeded draw.
+    public static func freeText(count: Int, seed: UInt64 = 7) -> [String] {
+        var rng = SplitMix64(seed: seed)
+        func word() -> String {
+            // Skip the stop-word head of the list: real queries name things.
+            let pool = Vocabulary.english.dropFirst(20)
+            return pool[pool.startIndex + Int(rng.next() % UInt64(pool.count))]
+        }
+        let accented = Vocabulary.spanish.filter { $0.unicodeScalars.contains { $0.value > 0x7F } }
+        return (0..<count).map { index in
+            switch index % 4 {
+            case 0: return word()
+            case 1: return word() + " " + word()
+            case 2:
+                let prefixable = word()
+                return String(prefixable.prefix(3)) + "*"
+            default:
+                let spanish = accented[Int(rng.next() % UInt64(accented.count))]
+                return spanish.folding(options: .diacriticInsensitive, locale: nil)
+            }
+        }
+    }
+
+    /// Expressions of the query language over ``ItemGenerator``'s fields:
+    /// an attribute equality, a word in a text field, a prefix, a
+    /// conjunction, a disjunction, a keyword.
+    public static let structured: [String] = [
+        #"domainIdentifier == "games""#,
+        #"title == "lib*"cd"#,
+        #"contentDescription == "server"cdw"#,
+        #"displayName == "network client"cdt && domainIdentifier == "net""#,
+        #"keywords == "role::program" || keywords == "game::strategy""#,
+        #"contentDescription == "compress*"cdw && domainIdentifier != "libs""#,
+        #"title == "*editor*"c"#,
+        #"displayName == "búsqueda"cdw"#,
+    ]
+}
