@@ -17,6 +17,7 @@ struct EventLogTool: ParsableCommand {
               eventlog log --from 100 --limit 10 --json
               eventlog verify
               eventlog replay --verify
+              eventlog bench --corpus items.jsonl.gz --queries queries.txt
             """,
         subcommands: [
             DemoCommand.self,
@@ -34,6 +35,8 @@ struct EventLogTool: ParsableCommand {
             VerifyCommand.self,
             ReplayCommand.self,
             SnapshotCommand.self,
+            BenchCommand.self,
+            BenchSettingCommand.self,
         ]
     )
 }

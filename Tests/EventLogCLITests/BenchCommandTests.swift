@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+/// `eventlog bench` on a small generated corpus: the shape and sanity of
+/// its JSON, never its speed (the test machine's speed is not ours).
+@Suite("bench: every setting measured, replay verified, a recommendation")
+struct BenchCommandTests {
+    @Test("--json: one result per setting, positive numbers, replays verified, a recommendation")
+    func json() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let queries = try dir.file("queries.txt", ["library", "data server", "net*", "busqueda"])
+        let run = try CLI.run(["bench", "--items", "2000", "--batch-sizes", "10,100,500", "--durability", "noSync",
+                               "--queries", queries, "--work-dir", dir.path, "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try run.object()
+        let settings = try #require(report["settings"] as? [[String: Any]])
+        #expect(settings.count == 3)
+        let batchSizes = settings.compactMap { ($0["setting"] as? [String: Any])?["batchSize"] as? Int }
+        #expect(batchSizes == [10, 100, 500])
+        for result in settings {
+            let setting = try #require(result["setting"] as? [String: Any])
+            #expect(setting["durability"] as? String == "noSync")
+            #expect(setting["writers"] as? Int == 1)
+            #expect(result["items"] as? Int == 2000)
+            #expect(result["capped"] as? Bool == false)
+            #expect(result["replayVerified"] as? Bool == true, "\(result)")
+            for key in ["seconds", "itemsPerSecond", "megabytesPerSecond", "peakResidentBytes", "bytesOnDisk",
+                        "replaySeconds", "replayItemsPerSecond", "commits"] {
+                #expect(((result[key] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key) in \(result)")
+            }
+            let latency = try #require(result["commitLatency"] as? [String: Double])
+            #expect(latency["p50"]! > 0 && latency["p50"]! <= latency["p99"]! && latency["p99"]! <= latency["max"]!)
+            let query = try #require(result["queries"] as? [String: Any])
+            #expect(query["count"] as? Int == 4)
+            #expect((query["withHits"] as? Int ?? 0) > 0, "generated items contain the queried words")
+            #expect(((query["p50Microseconds"] as? NSNumber)?.doubleValue ?? 0) > 0)
+        }
+        #expect(settings.map { $0["commits"] as? Int } == [200, 20, 4])
+        let recommendation = try #require(report["recommendation"] as? [String: Any])
+        #expect(batchSizes.contains(recommendation["batchSize"] as? Int ?? -1))
+        #expect(((recommendation["itemsPerSecond"] as? NSNumber)?.doubleValue ?? 0) > 0)
+        // The temporary stores are gone.
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("eventlog-bench-") }
+        #expect(left.isEmpty)
+    }
+
+    @Test("--max-commits caps a setting and says so; --csv has a row per setting")
+    func cappedCSV() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let run = try CLI.run(["bench", "--items", "300", "--batch-sizes", "1,100", "--durability", "noSync",
+                               "--max-commits", "50", "--work-dir", dir.path, "--csv"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let rows = run.stdout.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        #expect(rows.count == 3)
+        let header = rows[0].map(String.init)
+        let items = try #require(header.firstIndex(of: "items")), capped = try #require(header.firstIndex(of: "capped"))
+        #expect(rows[1][items] == "50" && rows[1][capped] == "true")
+        #expect(rows[2][items] == "300" && rows[2][capped] == "false")
+    }
+
+    @Test("bad options are errors that say what is allowed")
+    func badOptions() throws {
+        let sizes = try CLI.run(["bench", "--batch-sizes", "10,0"])
+        #expect(sizes.status != 0 && sizes.stderr.contains("positive integers"))
+        let durability = try CLI.run(["bench", "--durability", "durable,fast"])
+        #expect(durability.status != 0 && durability.stderr.contains("noMetaSync"))
+        let corpus = try CLI.run(["bench", "--corpus", "/nonexistent/items.jsonl"])
+        #expect(corpus.status != 0 && corpus.stderr.contains("/nonexistent/items.jsonl"))
+    }
+}
