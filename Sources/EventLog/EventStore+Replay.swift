@@ -172,17 +172,20 @@ extension EventStore {
         let started = DispatchTime.now().uptimeNanoseconds
         let log = targetDatabases.log.reinterpreted(as: RawBytes.self, RawBytes.self)
         while next <= end {
-            try target.write { txn in
+            // The closure may run again after the map grows: it reads from
+            // `start`, and `next` moves only once the transaction committed.
+            let start = next
+            next = try target.write { txn in
                 try read { live in
                     let cursor = try databases.log.cursor(in: live)
-                    var entry = try next.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
-                    var count = 0
-                    while let (key, value) = entry, count < 20_000, next <= end {
+                    var position = start
+                    var entry = try start.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
+                    while let (key, value) = entry, position - start < 20_000, position <= end {
                         try log.put(RawBytes(value), forKey: RawBytes(key), flags: .append, in: txn)
-                        next += 1
-                        count += 1
+                        position += 1
                         entry = try cursor.nextBytes()
                     }
+                    return position
                 }
             }
             progress?(ReplayProgress(phase: .copyLog, position: next - 1, end: end, events: next - 1,

@@ -20,48 +20,69 @@ final class ViewBuilder<Views: ProjectionSet> {
         var options = EnvironmentOptions()
         options.durability = durability
         options.maxDatabases = 128
+        // Start at the live map's size: the views fit in it, so the map rarely grows.
+        options.mapSize = source.environment.info().mapSize
         target = try Environment(path: targetPath, options: options)
         views = try target.write { try Views(openingIn: $0) }
         self.progress = progress
+        try checkDatabasesAreListed()
+    }
+
+    /// In a fresh environment, every database the views opened must be listed
+    /// by some projection's `databaseNames`: one that is not would be left
+    /// out of every rebuild, snapshot and comparison.
+    private func checkDatabasesAreListed() throws {
+        let listed = Set(views.all.flatMap(\.databaseNames))
+        let opened = try target.read { try $0.databaseNames() }
+        if let stray = opened.first(where: { !listed.contains($0) }) {
+            throw EventLogError(.invalidArgument, operation: "replay",
+                                "the projections open database \(stray), which no projection lists in databaseNames; rebuilds and snapshots would miss it")
+        }
     }
 
     var seconds: Double { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
 
-    /// Loads `snapshot` into the target's (empty) views. False, with the views
-    /// emptied again, when the file is damaged (its digest fails).
+    /// Loads `snapshot` into the target's views. False, with the views
+    /// emptied again, when the file is damaged (cut short, or its digest
+    /// fails); other errors are thrown.
+    ///
+    /// Entries are read into memory a chunk at a time and only then written:
+    /// a write transaction may run again after the map grows, so it must not
+    /// consume the stream itself.
     func load(_ snapshot: SnapshotInfo) throws -> Bool {
+        try clear()
         do {
             let reader = try SnapshotFile.Reader(path: snapshot.path)
             let header = try reader.readHeader()
             for projection in header.projections {
                 for name in projection.databases {
-                    let db: Database<[UInt8], [UInt8]> = try target.write { try $0.createDatabase(name) }
+                    let db = try target.write { try $0.createDatabase(name, as: RawBytes.self, RawBytes.self) }
                     var remaining = try reader.read(UInt64.self)
+                    var chunk = EntryChunk()
                     while remaining > 0 {
+                        chunk.removeAll()
+                        while remaining > 0 && chunk.count < 20_000 && chunk.bytes.count < 16 << 20 {
+                            let key = try reader.read(Int(try reader.read(UInt32.self)))
+                            let value = try reader.read(Int(try reader.read(UInt32.self)))
+                            chunk.append(key: key, value: value)
+                            remaining -= 1
+                        }
                         try target.write { txn in
-                            var n = 0
-                            while remaining > 0 && n < 50_000 {
-                                let key = try reader.read(Int(try reader.read(UInt32.self)))
-                                let value = try reader.read(Int(try reader.read(UInt32.self)))
-                                try key.withUnsafeBytes { k in
-                                    try value.withUnsafeBytes { v in
-                                        try db.reinterpreted(as: RawBytes.self, RawBytes.self)
-                                            .put(RawBytes(v), forKey: RawBytes(k), flags: .append, in: txn)
-                                    }
-                                }
-                                remaining -= 1
-                                n += 1
+                            try chunk.forEach { key, value in
+                                try db.put(RawBytes(value), forKey: RawBytes(key), flags: .append, in: txn)
                             }
                         }
                     }
                 }
             }
-            guard try reader.checkDigest() else { throw EventLogError(.snapshot, operation: "snapshot load", "digest mismatch") }
+            guard try reader.checkDigest() else {
+                throw EventLogError(.snapshot, operation: "snapshot load", "\(snapshot.path): the digest does not match")
+            }
             position = header.position
             progress?(ReplayProgress(phase: .snapshot, position: position, end: position, events: 0, seconds: seconds))
             return true
-        } catch {
-            source.options.logger.warning("snapshot unusable, ignored", metadata: ["snapshot": "\(snapshot.path)", "error": "\(error)"])
+        } catch let error as EventLogError where error.code == .snapshot {
+            source.options.logger.warning("damaged snapshot ignored", metadata: ["snapshot": "\(snapshot.path)", "error": "\(error)"])
             try clear()
             position = 0
             return false
@@ -114,6 +135,34 @@ final class ViewBuilder<Views: ProjectionSet> {
     func writeCheckpoints(_ databases: LogDatabases, in txn: WriteTransaction) throws {
         for projection in views.all {
             try databases.setCheckpoint(Checkpoint(position: position, version: projection.version), of: projection.name, in: txn)
+        }
+    }
+}
+
+/// Key/value pairs held in one buffer between reading and writing them.
+struct EntryChunk {
+    private(set) var bytes: [UInt8] = []
+    private var bounds: [(key: Range<Int>, value: Range<Int>)] = []
+    var count: Int { bounds.count }
+
+    mutating func append(key: ArraySlice<UInt8>, value: ArraySlice<UInt8>) {
+        let k = bytes.count..<(bytes.count + key.count)
+        bytes.append(contentsOf: key)
+        let v = bytes.count..<(bytes.count + value.count)
+        bytes.append(contentsOf: value)
+        bounds.append((k, v))
+    }
+
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        bounds.removeAll(keepingCapacity: true)
+    }
+
+    func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) rethrows {
+        try bytes.withUnsafeBytes { all in
+            for (k, v) in bounds {
+                try body(UnsafeRawBufferPointer(rebasing: all[k]), UnsafeRawBufferPointer(rebasing: all[v]))
+            }
         }
     }
 }

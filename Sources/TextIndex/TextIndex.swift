@@ -71,6 +71,13 @@ public struct TextIndex: Sendable {
         self.queryAttributes = queryAttributes
     }
 
+    /// Every named database an index with `prefix` owns: what a projection
+    /// over it must list, so that rebuilds, snapshots and comparisons cover
+    /// all of them. The one list; ``init(openingIn:prefix:queryAttributes:)`` opens these.
+    public static func databaseNames(prefix: String = "search.") -> [String] {
+        ["ids", "docs", "terms", "postings", "values", "masks", "meta"].map { prefix + $0 }
+    }
+
     /// A writer bound to `txn`. Call ``TextIndexWriter/flush()`` before the
     /// transaction commits; make a new writer in each transaction (and in each
     /// run of a write closure that LMDB repeats after growing the map).

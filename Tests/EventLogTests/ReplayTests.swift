@@ -259,3 +259,38 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// A projection that opens a database it does not list.
+struct Forgetful: Projection {
+    let listed: Database<String, UInt64>
+    var name: String { "test.forgetful" }
+    var version: UInt32 { 1 }
+    var databaseNames: [String] { ["test.forgetful.listed"] }
+    init(openingIn txn: WriteTransaction) throws {
+        listed = try txn.createDatabase("test.forgetful.listed")
+        _ = try txn.createDatabase("test.forgetful.unlisted", as: String.self, UInt64.self)
+    }
+    func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter { ClosureProjectionWriter { _ in } }
+}
+
+struct ForgetfulViews: ProjectionSet {
+    let forgetful: Forgetful
+    init(openingIn txn: WriteTransaction) throws { forgetful = try Forgetful(openingIn: txn) }
+    var all: [any Projection] { [forgetful] }
+}
+
+@Suite("Projections list every database they own")
+struct DatabaseListingTests {
+    @Test("a rebuild refuses a projection set that opens a database no projection lists")
+    func unlistedDatabase() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore<ForgetfulViews>(path: dir.path, options: fastOptions())
+        try store.append([event("t", 1)])
+        #expect {
+            try store.rebuild()
+        } throws: { error in
+            (error as? EventLogError)?.code == .invalidArgument && "\(error)".contains("test.forgetful.unlisted")
+        }
+    }
+}
