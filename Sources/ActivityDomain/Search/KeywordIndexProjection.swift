@@ -21,7 +21,7 @@ import TextIndex
 public struct KeywordIndexProjection: Projection {
     public var name: String { "search.keywords" }
     public var version: UInt32 { 1 }
-    public var databaseNames: [String] { ["ids", "docs", "terms", "postings", "values", "meta"].map { Self.prefix + $0 } }
+    public var databaseNames: [String] { TextIndex.databaseNames(prefix: Self.prefix) }
 
     static let prefix = "search."
 

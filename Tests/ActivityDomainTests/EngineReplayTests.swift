@@ -1,0 +1,43 @@
+import EventLog
+import Foundation
+import LMDB
+import Testing
+import TextIndex
+@testable import ActivityDomain
+
+/// The engine's replay over the real views: what `eventlog replay` runs.
+@Suite("Replay of the activity and Core Spotlight views")
+struct EngineReplayTests {
+    @Test("verification by rebuild, a snapshot with a tail, and time travel agree with the live views")
+    func replayOverRealViews() throws {
+        let travelled = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: travelled) }
+        try withReopenedSpotlightStore { store in
+            var spotlight = RandomSpotlight(seed: 11)
+            var activities = RandomCommands(seed: 11)
+            func run(_ steps: Range<Int>) {
+                for step in steps {
+                    let commands = step % 3 == 0 ? [activities.command(step: step)] : spotlight.commands(step: step)
+                    _ = try? store.perform(commands, at: at(Double(step)))
+                }
+            }
+            run(0..<600)
+            let events = store.eventStore
+            let full = try events.verifyViews(full: true)
+            #expect(full.isEqual, "\(String(describing: full.difference))")
+            let snapshot = try events.createSnapshot()
+            // Every database of every view is in the snapshot: search.masks included.
+            let listed = Set(store.views.all.flatMap(\.databaseNames))
+            #expect(listed.contains("search.masks"))
+            run(600..<700)
+            let report = try events.rebuild()
+            #expect(report.snapshot == snapshot.position, "the snapshot was not used: \(report)")
+            #expect(report.damagedSnapshots.isEmpty)
+            #expect(try events.verifyViews(full: true).isEqual)
+            try events.replay(through: snapshot.position, into: travelled)
+        }
+        let old = try ActivityStore(path: travelled, options: testOptions())
+        #expect(try old.eventStore.verify().isValid)
+        #expect(try old.eventStore.verifyViews(full: true).isEqual)
+    }
+}
