@@ -16,6 +16,9 @@ final class BatchFeed: @unchecked Sendable {
     private var generator: ItemGenerator?
     private var generatorLeft: Int
     private var remaining: Int
+    /// The item limit is below the source's own size (or its `limit`), so
+    /// reaching it may cut the source short.
+    private let limitBinds: Bool
     private let batchSize: Int
     private let chunkSize: Int
 
@@ -44,11 +47,13 @@ final class BatchFeed: @unchecked Sendable {
             reader = try CorpusReader(path: path)
             generatorLeft = 0
             remaining = min(sourceLimit ?? .max, limit ?? .max)
+            limitBinds = (limit ?? .max) < (sourceLimit ?? .max)
         case .generated(let count, let seed):
             reader = nil
             generator = ItemGenerator(seed: seed)
             generatorLeft = count
             remaining = min(count, limit ?? .max)
+            limitBinds = (limit ?? .max) < count
         }
     }
 
@@ -117,11 +122,12 @@ final class BatchFeed: @unchecked Sendable {
         return total.seconds
     }
 
-    /// Whether the source holds items past the limit: the run was capped.
+    /// Whether the item limit stopped the run while the source had more:
+    /// the run was capped (the source's own `limit` is no cap).
     func hasMore() throws -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        guard remaining == 0 else { return false }
+        guard remaining == 0, limitBinds else { return false }
         if let reader { return try reader.next(1) != nil }
         return generatorLeft > 0
     }

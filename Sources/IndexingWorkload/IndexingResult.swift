@@ -16,8 +16,13 @@ public struct IndexingResult: Sendable, Codable, Equatable {
     /// Milliseconds per `indexSearchableItems` call, its commit included.
     public var commitLatency: LatencySummary
     /// The process's resident high-water mark (VmHWM), bytes: the whole
-    /// setting's peak when it runs in a process of its own.
+    /// setting's peak when it runs in a process of its own. It includes the
+    /// store's memory-mapped pages (and the replay's scratch store's), so it
+    /// grows with the store.
     public var peakResidentBytes: Int
+    /// The peak of the process's own memory (RssAnon, sampled every 10 ms),
+    /// bytes: what must stay flat in corpus size.
+    public var peakAnonymousBytes: Int
     /// Bytes the store's files occupy on disk.
     public var bytesOnDisk: Int
     /// A full rebuild of every view from the log, in a scratch environment.

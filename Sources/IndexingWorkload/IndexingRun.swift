@@ -23,6 +23,9 @@ public enum IndexingRun {
     ///   - progress: items indexed so far, from a writer thread.
     public static func run(_ setting: IndexingSetting, source: ItemSource, storePath: String, queries: [String] = [],
                            itemLimit: Int? = nil, progress: (@Sendable (Int) -> Void)? = nil) throws -> IndexingResult {
+        let sampler = MemorySampler()
+        // Stopping twice is harmless: this ends the thread on every error path.
+        defer { _ = sampler.stop() }
         let store = try makeStore(path: storePath, durability: setting.durability)
         let feed = try BatchFeed(source: source, batchSize: setting.batchSize, writers: max(1, setting.writers),
                                  limit: itemLimit)
@@ -49,12 +52,14 @@ public enum IndexingRun {
         for thread in threads { thread.stackSize = 8 << 20; thread.start() }
         outcome.waitFor(threads.count)
         let seconds = feed.timedSeconds()
+        let indexingPeak = ResidentMemory.anonymous()
         if let error = outcome.error { throw error }
         let capped = try feed.hasMore()
 
         let replay = try store.eventStore.verifyViews(full: true)
         var latency: QueryLatency?
         if !queries.isEmpty { latency = try measure(queries, on: store) }
+        let anonymousPeak = max(sampler.stop(), indexingPeak)
         let replaySeconds = max(replay.report.seconds, 1e-9)
         return IndexingResult(
             setting: setting, items: outcome.items, capped: capped, seconds: seconds,
@@ -63,6 +68,7 @@ public enum IndexingRun {
             commits: outcome.latencies.count,
             commitLatency: LatencySummary(outcome.latencies),
             peakResidentBytes: ResidentMemory.peak(),
+            peakAnonymousBytes: anonymousPeak,
             bytesOnDisk: DiskUsage.bytes(under: storePath),
             replaySeconds: replay.report.seconds,
             replayEventsPerSecond: Double(replay.report.eventsApplied) / replaySeconds,

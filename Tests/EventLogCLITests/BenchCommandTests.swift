@@ -25,7 +25,7 @@ struct BenchCommandTests {
             #expect(result["items"] as? Int == 2000)
             #expect(result["capped"] as? Bool == false)
             #expect(result["replayVerified"] as? Bool == true, "\(result)")
-            for key in ["seconds", "itemsPerSecond", "megabytesPerSecond", "peakResidentBytes", "bytesOnDisk",
+            for key in ["seconds", "itemsPerSecond", "megabytesPerSecond", "peakResidentBytes", "peakAnonymousBytes", "bytesOnDisk",
                         "replaySeconds", "replayItemsPerSecond", "commits"] {
                 #expect(((result[key] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key) in \(result)")
             }
@@ -58,6 +58,24 @@ struct BenchCommandTests {
         let items = try #require(header.firstIndex(of: "items")), capped = try #require(header.firstIndex(of: "capped"))
         #expect(rows[1][items] == "50" && rows[1][capped] == "true")
         #expect(rows[2][items] == "300" && rows[2][capped] == "false")
+    }
+
+    @Test("--corpus: JSON Lines read (flat corpus shape); --items takes its first N, which is no cap")
+    func corpus() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let lines = (1...30).map { i in
+            #"{"uniqueIdentifier":"deb:p\#(i)","domainIdentifier":"libs","title":"p\#(i)","displayName":"a library","#
+                + #""contentDescription":"shared library number \#(i)","keywords":["role::shared-lib"],"language":"en"}"#
+        }
+        let corpus = try dir.file("items.jsonl", lines)
+        let run = try CLI.run(["bench", "--corpus", corpus, "--items", "20", "--batch-sizes", "1,5", "--max-commits", "10",
+                               "--durability", "noSync", "--work-dir", dir.path, "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let settings = try #require(try run.object()["settings"] as? [[String: Any]])
+        #expect(settings.map { $0["items"] as? Int } == [10, 20])
+        #expect(settings.map { $0["capped"] as? Bool } == [true, false])
+        #expect(settings.allSatisfy { $0["replayVerified"] as? Bool == true })
     }
 
     @Test("bad options are errors that say what is allowed")
