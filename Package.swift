@@ -127,6 +127,7 @@ let package = Package(
         .testTarget(
             name: "ActivityDomainTests",
             dependencies: ["ActivityDomain", "EventLog", "TextIndex", "LMDB"],
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
         .testTarget(
