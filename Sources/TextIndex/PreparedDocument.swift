@@ -1,3 +1,5 @@
+import Foundation
+
 /// A document checked, tokenized and folded ahead of its write transaction,
 /// so that this work can run on another thread (or core) while the writer
 /// commits the previous batch.
@@ -29,16 +31,20 @@ public struct PreparedDocument: Sendable {
         try document.validate()
         self.document = document
         identity = TextIndex.identityKey(kind: document.kind, identifier: document.identifier)
-        var table = TermTable(expected: 128)
-        var ranges: [Range<Int>] = []
-        var occurrences: [UInt16] = []
-        let analyzed = AnalyzedDocument(document, tokenizer: &tokenizer, ranges: &ranges, table: &table, scratch: &occurrences)
+        var scratch = tokenizer.preparation ?? PreparationScratch()
+        tokenizer.preparation = nil
+        defer {
+            scratch.table.removeAll()
+            tokenizer.preparation = scratch
+        }
+        let analyzed = AnalyzedDocument(document, tokenizer: &tokenizer, ranges: &scratch.ranges, table: &scratch.table,
+                                        scratch: &scratch.occurrences)
         var terms: [UInt8] = []
         var termEnds: [Int32] = []
-        terms.reserveCapacity(table.arena.count)
+        terms.reserveCapacity(scratch.table.arena.count)
         termEnds.reserveCapacity(analyzed.termIds.count)
         for id in analyzed.termIds {
-            terms.append(contentsOf: table.bytes(id))
+            terms.append(contentsOf: scratch.table.bytes(id))
             termEnds.append(Int32(terms.count))
         }
         self.terms = terms
@@ -52,6 +58,27 @@ public struct PreparedDocument: Sendable {
     public init(_ document: IndexDocument) throws {
         var tokenizer = Tokenizer()
         try self.init(document, tokenizer: &tokenizer)
+    }
+
+    /// Whether `doc` has this document's kind, identifier and text fields,
+    /// byte for byte: everything the identity and the analysis are made of.
+    /// (`String ==` compares canonical equivalence, which is not enough: the
+    /// tokenizer reads bytes.)
+    func hasSameAnalysisInput(as doc: IndexDocument) -> Bool {
+        guard Self.sameBytes(doc.kind, document.kind), Self.sameBytes(doc.identifier, document.identifier),
+              doc.fields.count == document.fields.count else { return false }
+        for (name, values) in doc.fields {
+            guard let mine = document.fields[name], mine.count == values.count else { return false }
+            for (a, b) in zip(values, mine) where !Self.sameBytes(a, b) { return false }
+        }
+        return true
+    }
+
+    static func sameBytes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) }
+        }
     }
 
     /// The analysis with term ids of `table` (the writer's).

@@ -65,6 +65,22 @@ public final class TextIndexWriter {
         if pending.count >= TextIndexWriter.autoFlushCount { try flush() }
     }
 
+    /// Upserts `doc`, reusing the analysis of `prepared` when it was made
+    /// from a document with the same kind, identifier and text fields (byte
+    /// for byte); otherwise tokenizes `doc` as ``upsert(_:)-(IndexDocument)``
+    /// does. Either way the same bytes are written: the analysis depends on
+    /// the text fields only, and attributes and expiration come from `doc`.
+    ///
+    /// For a caller that tokenized ahead on a guess of what the transaction
+    /// would upsert (a projection deriving `doc` from an event).
+    public func upsert(_ doc: IndexDocument, reusing prepared: PreparedDocument?) throws {
+        guard let prepared, prepared.hasSameAnalysisInput(as: doc) else { return try upsert(doc) }
+        try doc.validate()
+        let id = try documentId(prepared.identity, allocate: true)!
+        pending[id] = .upsert(doc, identity: prepared.identity, prepared.analyzed(in: &table))
+        if pending.count >= TextIndexWriter.autoFlushCount { try flush() }
+    }
+
     /// Removes the document of `kind` and `identifier`; false when there is none.
     @discardableResult
     public func remove(kind: String, identifier: String) throws -> Bool {

@@ -37,6 +37,9 @@ public struct Tokenizer {
     var batchFolded: [UInt8] = []
     var batchRanges: [Range<Int>] = []
     var batchSlots: [Int32] = []
+    /// ``PreparedDocument``'s per-document scratch, kept between documents
+    /// so that preparing one allocates only its result (nil while in use).
+    var preparation: PreparationScratch? = PreparationScratch()
 
     public init() {}
 

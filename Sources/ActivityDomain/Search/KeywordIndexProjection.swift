@@ -27,19 +27,28 @@ public struct KeywordIndexProjection: Projection {
 
     /// The text index, for reads (`search`, `query`, `document`).
     public let index: TextIndex
+    /// Item documents the façade tokenized ahead of the write (see
+    /// ``prepareAhead(_:)``); the writer reuses an entry only when it equals
+    /// what it derives from the event, so the projection stays a pure
+    /// function of the events.
+    let preparedDocuments = PreparedDocumentCache()
 
     public init(openingIn txn: WriteTransaction) throws {
         index = try TextIndex(openingIn: txn, prefix: Self.prefix)
     }
 
     public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
-        Writer(writer: index.writer(in: txn))
+        Writer(writer: index.writer(in: txn), prepared: preparedDocuments)
     }
 
     final class Writer: ProjectionWriter {
         let writer: TextIndexWriter
+        let prepared: PreparedDocumentCache
 
-        init(writer: TextIndexWriter) { self.writer = writer }
+        init(writer: TextIndexWriter, prepared: PreparedDocumentCache) {
+            self.writer = writer
+            self.prepared = prepared
+        }
 
         /// Whether the current event removed a document.
         private var removed = false
@@ -74,7 +83,10 @@ public struct KeywordIndexProjection: Projection {
         private func apply(_ event: SpotlightEvent) throws {
             switch event {
             case .itemsIndexed(let m):
-                for indexed in m.items { try writer.upsert(SearchDocuments.item(indexed.item)) }
+                for indexed in m.items {
+                    let doc = SearchDocuments.item(indexed.item)
+                    try writer.upsert(doc, reusing: prepared.document(kind: doc.kind, identifier: doc.identifier))
+                }
             case .itemsDeleted(let m):
                 for id in m.removedIdentifiers { try removeItem(id) }
             case .domainsDeleted(let m):

@@ -62,6 +62,11 @@ public final class ActivityStore: Sendable {
         // Read the clock once, outside the transaction: the write's closure
         // may run again (when the map grows) and must decide the same way.
         let batchTime = time ?? options.store.clock()
+        // Tokenize the items to index now, on every core, rather than on the
+        // writer's thread inside the transaction (where group commit makes
+        // other writers wait); the keyword index's writer picks them up.
+        let prepared = options.preparesSearchDocuments ? views.search.prepareAhead(commands) : []
+        defer { views.search.preparedDocuments.remove(prepared) }
         let receipt = try eventStore.write(writeOptions) { batch in
             let executor = ActivityCommandExecutor(views: views, batch: batch)
             var results: [CommandResult] = []

@@ -15,6 +15,13 @@ public struct ActivityStoreOptions: Sendable {
     /// The largest encoded `userInfo` (tagged JSON, UTF-8 bytes) that Handoff
     /// offers; Apple's limit is 3,072 bytes.
     public var handoffUserInfoLimit = 3072
+    /// Whether `indexSearchableItems` tokenizes the items before its write
+    /// transaction, split over the machine's cores, so that the writer (and
+    /// the writers waiting on it in a group commit) only interns terms
+    /// (`Docs/Search.md`, "Indexing pipeline"). What is written is the same
+    /// either way. Off by default: for one caller indexing batch after
+    /// batch it costs more CPU than it saves the writer (measured there).
+    public var preparesSearchDocuments = false
 
     public init() {}
 }

@@ -1,0 +1,85 @@
+import Foundation
+import TextIndex
+
+/// Documents of the keyword index tokenized ahead of their write
+/// transaction, by (kind, identifier): the façade fills it before a write
+/// (on every core, outside the writer's transaction), and the projection's
+/// writer takes the analysis from it instead of tokenizing on the single
+/// writer thread.
+///
+/// ```swift
+/// let keys = cache.insert(prepared)        // before the write
+/// try eventStore.write { … }               // the writer calls cache.document(kind:identifier:)
+/// cache.remove(keys)                       // after it, whatever happened
+/// ```
+///
+/// It is only a hint, never a source of truth: the writer uses an entry
+/// only when its text fields equal, byte for byte, those of the document it
+/// derived from the event (``TextIndexWriter/upsert(_:reusing:)``), so what
+/// is written is the same with or without it, with a stale entry, or with
+/// another writer's entry for the same identifier. Bounded: past
+/// ``capacity`` entries, documents are not cached and the writer tokenizes
+/// them itself.
+///
+/// `@unchecked Sendable`: every stored property is either immutable or
+/// read and written only while `lock` is held.
+final class PreparedDocumentCache: @unchecked Sendable {
+    struct Key: Hashable, Sendable {
+        var kind: String
+        var identifier: String
+    }
+
+    /// At most this many documents are held (a few kilobytes each).
+    let capacity: Int
+    private let lock = NSLock()
+    private var entries: [Key: PreparedDocument] = [:]
+    /// For tests: how many lookups found an entry, and how many did not.
+    private var hitCount = 0
+    private var missCount = 0
+
+    init(capacity: Int = 8192) {
+        self.capacity = capacity
+    }
+
+    /// Stores `documents` (replacing entries of the same identity) while
+    /// there is room; returns the keys it stored, for ``remove(_:)``.
+    func insert(_ documents: [PreparedDocument]) -> [Key] {
+        lock.lock()
+        defer { lock.unlock() }
+        var stored: [Key] = []
+        stored.reserveCapacity(documents.count)
+        for prepared in documents {
+            let key = Key(kind: prepared.document.kind, identifier: prepared.document.identifier)
+            guard entries.count < capacity || entries[key] != nil else { break }
+            entries[key] = prepared
+            stored.append(key)
+        }
+        return stored
+    }
+
+    /// The document prepared for this identity, if any (left in place: a
+    /// write that runs again after the map grows finds it again).
+    func document(kind: String, identifier: String) -> PreparedDocument? {
+        lock.lock()
+        defer { lock.unlock() }
+        let found = entries[Key(kind: kind, identifier: identifier)]
+        if found == nil { missCount += 1 } else { hitCount += 1 }
+        return found
+    }
+
+    /// Forgets these entries (an entry another writer stored under the same
+    /// key goes too: that writer then tokenizes on the write path, nothing worse).
+    func remove(_ keys: [Key]) {
+        guard !keys.isEmpty else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        for key in keys { entries[key] = nil }
+    }
+
+    /// Entries held, lookups that found one, lookups that did not.
+    var counts: (entries: Int, hits: Int, misses: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (entries.count, hitCount, missCount)
+    }
+}
