@@ -28,5 +28,17 @@ let package = Package(
             path: "Benchmarks/EngineBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
+        // The indexing workload of `eventlog bench`, shared through the
+        // IndexingWorkload library rather than written twice.
+        .executableTarget(
+            name: "IndexBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "ActivityDomain", package: "ActivityEventLog"),
+                .product(name: "IndexingWorkload", package: "ActivityEventLog"),
+            ],
+            path: "Benchmarks/IndexBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
     ]
 )
