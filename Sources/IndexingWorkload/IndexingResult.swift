@@ -23,6 +23,10 @@ public struct IndexingResult: Sendable, Codable, Equatable {
     /// The peak of the process's own memory (RssAnon, sampled every 10 ms),
     /// bytes: what must stay flat in corpus size.
     public var peakAnonymousBytes: Int
+    /// The same peak up to the end of indexing, before the replay and the
+    /// queries: the replay's scratch rebuild holds its transaction's dirty
+    /// pages in memory and may set ``peakAnonymousBytes`` by itself.
+    public var indexingPeakAnonymousBytes: Int
     /// Bytes the store's files occupy on disk.
     public var bytesOnDisk: Int
     /// A full rebuild of every view from the log, in a scratch environment.

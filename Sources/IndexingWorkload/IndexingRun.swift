@@ -52,7 +52,7 @@ public enum IndexingRun {
         for thread in threads { thread.stackSize = 8 << 20; thread.start() }
         outcome.waitFor(threads.count)
         let seconds = feed.timedSeconds()
-        let indexingPeak = ResidentMemory.anonymous()
+        let indexingPeak = sampler.peakSoFar()
         if let error = outcome.error { throw error }
         let capped = try feed.hasMore()
 
@@ -69,6 +69,7 @@ public enum IndexingRun {
             commitLatency: LatencySummary(outcome.latencies),
             peakResidentBytes: ResidentMemory.peak(),
             peakAnonymousBytes: anonymousPeak,
+            indexingPeakAnonymousBytes: indexingPeak,
             bytesOnDisk: DiskUsage.bytes(under: storePath),
             replaySeconds: replay.report.seconds,
             replayEventsPerSecond: Double(replay.report.eventsApplied) / replaySeconds,

@@ -29,6 +29,15 @@ final class MemorySampler: @unchecked Sendable {
         thread.start()
     }
 
+    /// The peak so far, bytes, with a sample taken now.
+    func peakSoFar() -> Int {
+        let now = ResidentMemory.anonymous()
+        condition.lock()
+        defer { condition.unlock() }
+        peak = max(peak, now)
+        return peak
+    }
+
     /// Stops sampling (after one last sample) and returns the peak, bytes.
     func stop() -> Int {
         condition.lock()

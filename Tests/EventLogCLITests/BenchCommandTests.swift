@@ -25,7 +25,7 @@ struct BenchCommandTests {
             #expect(result["items"] as? Int == 2000)
             #expect(result["capped"] as? Bool == false)
             #expect(result["replayVerified"] as? Bool == true, "\(result)")
-            for key in ["seconds", "itemsPerSecond", "megabytesPerSecond", "peakResidentBytes", "peakAnonymousBytes", "bytesOnDisk",
+            for key in ["seconds", "itemsPerSecond", "megabytesPerSecond", "peakResidentBytes", "peakAnonymousBytes", "indexingPeakAnonymousBytes", "bytesOnDisk",
                         "replaySeconds", "replayItemsPerSecond", "commits"] {
                 #expect(((result[key] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key) in \(result)")
             }

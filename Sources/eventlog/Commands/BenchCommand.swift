@@ -16,7 +16,8 @@ struct BenchCommand: Subcommand {
             The recommendation: the smallest batch size within 10% of the best items/s, with its commit latency.
             JSON: {"settings":[{"setting":{"batchSize","durability","writers"},"items","capped","seconds",
                    "itemsPerSecond","megabytesPerSecond","commits","commitLatency":{"p50","p99","max"} (ms),
-                   "peakResidentBytes" (VmHWM, mapped store pages included),"peakAnonymousBytes" (RssAnon),"bytesOnDisk","replaySeconds","replayEventsPerSecond","replayItemsPerSecond",
+                   "peakResidentBytes" (VmHWM, mapped store pages included),"peakAnonymousBytes" (RssAnon),
+                   "indexingPeakAnonymousBytes" (RssAnon until indexing ends),"bytesOnDisk","replaySeconds","replayEventsPerSecond","replayItemsPerSecond",
                    "replayVerified","queries":{"count","withHits","p50Microseconds","p99Microseconds","maxMicroseconds"}}],
                    "recommendation":{"batchSize","durability","writers","itemsPerSecond","bestItemsPerSecond",
                    "commitP50","commitP99"},"recommendations":[…],"source","maxCommits"}.

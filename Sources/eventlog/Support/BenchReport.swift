@@ -29,7 +29,7 @@ struct BenchReport: Codable {
 
     static let csvHeader = [
         "batch_size", "durability", "writers", "items", "capped", "seconds", "items_per_second", "mb_per_second",
-        "commits", "commit_p50_ms", "commit_p99_ms", "commit_max_ms", "peak_rss_bytes", "peak_anon_bytes", "bytes_on_disk",
+        "commits", "commit_p50_ms", "commit_p99_ms", "commit_max_ms", "peak_rss_bytes", "peak_anon_bytes", "indexing_peak_anon_bytes", "bytes_on_disk",
         "replay_seconds", "replay_items_per_second", "replay_verified", "queries", "query_p50_us", "query_p99_us",
     ]
 
@@ -40,7 +40,7 @@ struct BenchReport: Codable {
                 "\(r.setting.batchSize)", r.setting.durability.rawValue, "\(r.setting.writers)", "\(r.items)", "\(r.capped)",
                 fixed(r.seconds, 4), fixed(r.itemsPerSecond, 1), fixed(r.megabytesPerSecond, 3),
                 "\(r.commits)", fixed(r.commitLatency.p50, 3), fixed(r.commitLatency.p99, 3), fixed(r.commitLatency.max, 3),
-                "\(r.peakResidentBytes)", "\(r.peakAnonymousBytes)", "\(r.bytesOnDisk)", fixed(r.replaySeconds, 4), fixed(r.replayItemsPerSecond, 1),
+                "\(r.peakResidentBytes)", "\(r.peakAnonymousBytes)", "\(r.indexingPeakAnonymousBytes)", "\(r.bytesOnDisk)", fixed(r.replaySeconds, 4), fixed(r.replayItemsPerSecond, 1),
                 "\(r.replayVerified)", r.queries.map { "\($0.count)" } ?? "",
                 r.queries.map { fixed($0.p50Microseconds, 1) } ?? "", r.queries.map { fixed($0.p99Microseconds, 1) } ?? "",
             ]
@@ -53,7 +53,7 @@ struct BenchReport: Codable {
         let best = settings.map(\.itemsPerSecond).max() ?? 1
         let hasQueries = settings.contains { $0.queries != nil }
         var header = ["batch", "durability", "writers", "items", "items/s", "MB/s", "commit ms p50/p99/max",
-                      "peak RSS/own", "on disk", "replay items/s"]
+                      "peak RSS/own/indexing", "on disk", "replay items/s"]
         if hasQueries { header.append("query µs p50/p99") }
         header.append("")
         let rows = settings.map { r -> [String] in
@@ -62,7 +62,8 @@ struct BenchReport: Codable {
                 grouped(r.items) + (r.capped ? "*" : ""), grouped(Int(r.itemsPerSecond.rounded())),
                 fixed(r.megabytesPerSecond, 2),
                 "\(fixed(r.commitLatency.p50, 2))/\(fixed(r.commitLatency.p99, 2))/\(fixed(r.commitLatency.max, 2))",
-                megabytes(r.peakResidentBytes) + "/" + megabytes(r.peakAnonymousBytes), megabytes(r.bytesOnDisk),
+                megabytes(r.peakResidentBytes) + "/" + megabytes(r.peakAnonymousBytes) + "/"
+                    + megabytes(r.indexingPeakAnonymousBytes), megabytes(r.bytesOnDisk),
                 grouped(Int(r.replayItemsPerSecond.rounded())) + (r.replayVerified ? "" : " (differs!)"),
             ]
             if hasQueries {
@@ -76,7 +77,8 @@ struct BenchReport: Codable {
             Output.line("* capped at --max-commits \(grouped(maxCommits)) commits per setting (batch size × commits items);"
                 + " raise --max-commits to index more")
         }
-        Output.line("peak RSS: VmHWM, the store's memory-mapped pages included; own: the process's anonymous memory (RssAnon)")
+        Output.line("peak RSS: VmHWM, the store's memory-mapped pages included; own: the process's anonymous memory"
+            + " (RssAnon), over the whole setting and up to the end of indexing (before the replay)")
         if let queries = settings.compactMap(\.queries).first {
             Output.line("queries: \(queries.count), \(queries.withHits) with hits; each timed once after one warm-up pass")
         }
