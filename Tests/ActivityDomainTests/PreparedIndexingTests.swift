@@ -19,53 +19,69 @@ struct PreparedIndexingTests {
         }
     }
 
-    /// The same commands on a store that prepares documents ahead and on one that does not.
-    static func workload(_ store: ActivityStore) throws {
-        try store.indexSearchableItems((0..<300).map { item($0) }, at: at(1))
-        // Replacements with other text, a merge, an identifier twice in one batch.
+    /// The commands of the workload, each perform with its time.
+    static func workload() -> [(commands: [ActivityCommand], at: Date)] {
         var update = SearchableItem(uniqueIdentifier: "item-5")
         update.isUpdate = true
         update.attributeSet.title = "merged café"
-        try store.indexSearchableItems((0..<120).map { item($0 * 2, variant: 1) } + [update, item(7, variant: 2), item(7, variant: 3)],
-                                       at: at(2))
-        try store.deleteSearchableItems(withIdentifiers: (0..<40).map { "item-\($0 * 3)" }, at: at(3))
-        // Deleted items come back, in a batch with a client state, and a later command of the same perform merges into one.
         var merge = SearchableItem(uniqueIdentifier: "item-9")
         merge.isUpdate = true
         merge.attributeSet.keywords = ["added"]
-        try store.indexBatch(index: "main", clientState: Data([1]), at: at(4)) { batch in
-            batch.indexSearchableItems((0..<80).map { item($0 * 3, variant: 4) })
-            batch.indexSearchableItems([merge])
+        return [
+            ([.indexSearchableItems((0..<300).map { item($0) })], at(1)),
+            // Replacements with other text, a merge, an identifier twice in one batch.
+            ([.indexSearchableItems((0..<120).map { item($0 * 2, variant: 1) } + [update, item(7, variant: 2), item(7, variant: 3)])], at(2)),
+            ([.deleteSearchableItems(identifiers: (0..<40).map { "item-\($0 * 3)" })], at(3)),
+            // Deleted items come back, in a batch with a client state, and a later command merges into one.
+            ([.beginIndexBatch(index: "main"), .indexSearchableItems((0..<80).map { item($0 * 3, variant: 4) }),
+              .indexSearchableItems([merge]), .endIndexBatch(index: "main", clientState: Data([1]), expectedClientState: nil)], at(4)),
+            ([.deleteSearchableItemsInDomains(["orders.2024"])], at(5)),
+            ([.indexSearchableItems((290..<400).map { item($0, variant: 5) })], at(6)),
+        ]
+    }
+
+    /// Runs the workload; with `ahead`, every replaced item is tokenized
+    /// before its write (so the writer finds all of them prepared).
+    static func run(_ store: ActivityStore, ahead: Bool) throws {
+        for (commands, time) in workload() {
+            let timed = commands.map { ActivityCommand.Timed($0) }
+            let keys = ahead ? store.views.search.prepareAhead(timed) : []
+            defer { store.views.search.preparedDocuments.remove(keys) }
+            try store.perform(timed, at: time)
         }
-        try store.deleteSearchableItems(withDomainIdentifiers: ["orders.2024"], at: at(5))
-        try store.indexSearchableItems((290..<400).map { item($0, variant: 5) }, at: at(6))
     }
 
     @Test("the same bytes with and without prepared documents, and in a rebuild")
     func byteIdentical() throws {
-        let paths = [temporaryDirectory(), temporaryDirectory(), temporaryDirectory()]
+        let paths = [temporaryDirectory(), temporaryDirectory(), temporaryDirectory(), temporaryDirectory()]
         defer { for path in paths { try? FileManager.default.removeItem(atPath: path) } }
-        var withCache = testOptions()
-        withCache.preparesSearchDocuments = true
+        var alongside = testOptions()
+        alongside.preparesSearchDocuments = true
         var without = testOptions()
         without.preparesSearchDocuments = false
-        let prepared = try ActivityStore(path: paths[0], options: withCache)
-        let plain = try ActivityStore(path: paths[1], options: without)
-        try Self.workload(prepared)
-        try Self.workload(plain)
+        let ahead = try ActivityStore(path: paths[0], options: without)
+        let beside = try ActivityStore(path: paths[1], options: alongside)
+        let plain = try ActivityStore(path: paths[2], options: without)
+        try Self.run(ahead, ahead: true)
+        try Self.run(beside, ahead: false)
+        try Self.run(plain, ahead: false)
 
-        let counts = prepared.views.search.preparedDocuments.counts
+        let counts = ahead.views.search.preparedDocuments.counts
         #expect(counts.entries == 0, "entries left behind")
         #expect(counts.hits > 500, "the writer used prepared documents")
         #expect(counts.misses > 0, "merges were tokenized by the writer")
+        // Beside the write, how many are ready in time depends on the threads.
+        #expect(beside.views.search.preparedDocuments.counts.entries == 0)
         #expect(plain.views.search.preparedDocuments.counts.hits == 0)
 
-        let live = try RebuildDeterminismTests.contents(of: prepared.views, in: prepared.eventStore.environment)
-        #expect(live["search.postings"]?.isEmpty == false)
-        RebuildDeterminismTests.expectIdentical(live, try RebuildDeterminismTests.contents(of: plain.views, in: plain.eventStore.environment))
-        let (environment, views) = try RebuildDeterminismTests.rebuild(from: prepared, into: paths[2], chunk: 1)
-        RebuildDeterminismTests.expectIdentical(live, try RebuildDeterminismTests.contents(of: views, in: environment))
-        #expect(try prepared.search("café", now: at(10)).isEmpty == false)
+        let reference = try RebuildDeterminismTests.contents(of: plain.views, in: plain.eventStore.environment)
+        #expect(reference["search.postings"]?.isEmpty == false)
+        for store in [ahead, beside] {
+            RebuildDeterminismTests.expectIdentical(reference, try RebuildDeterminismTests.contents(of: store.views, in: store.eventStore.environment))
+        }
+        let (environment, views) = try RebuildDeterminismTests.rebuild(from: ahead, into: paths[3], chunk: 1)
+        RebuildDeterminismTests.expectIdentical(reference, try RebuildDeterminismTests.contents(of: views, in: environment))
+        #expect(try ahead.search("café", now: at(10)).isEmpty == false)
     }
 
     @Test("a prepared document whose text differs from the event's is not used")

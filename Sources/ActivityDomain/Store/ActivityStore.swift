@@ -62,11 +62,10 @@ public final class ActivityStore: Sendable {
         // Read the clock once, outside the transaction: the write's closure
         // may run again (when the map grows) and must decide the same way.
         let batchTime = time ?? options.store.clock()
-        // Tokenize the items to index now, on every core, rather than on the
-        // writer's thread inside the transaction (where group commit makes
-        // other writers wait); the keyword index's writer picks them up.
-        let prepared = options.preparesSearchDocuments ? views.search.prepareAhead(commands) : []
-        defer { views.search.preparedDocuments.remove(prepared) }
+        // Tokenize the items to index on another core while the writer runs
+        // (it takes what is ready and tokenizes the rest itself).
+        let preparation = options.preparesSearchDocuments ? views.search.prepareAlongside(commands) : nil
+        defer { preparation?.finish() }
         let receipt = try eventStore.write(writeOptions) { batch in
             let executor = ActivityCommandExecutor(views: views, batch: batch)
             var results: [CommandResult] = []
