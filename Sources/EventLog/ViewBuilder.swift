@@ -2,7 +2,10 @@ import Foundation
 import LMDB
 
 /// Builds a store's views in another environment from its log: from a
-/// snapshot or position 1, in transactions of `chunk` events. The target is
+/// snapshot or position 1, in transactions of at most `chunk` events and
+/// about `chunkBytes` of payload (LMDB holds a write transaction's dirty
+/// pages in memory until it commits, so a few large events, such as batches
+/// of 500 items, must not make one huge transaction). The target is
 /// a scratch environment (rebuild, verification) or a new store (time travel).
 final class ViewBuilder<Views: ProjectionSet> {
     let source: EventStore<Views>
@@ -11,6 +14,7 @@ final class ViewBuilder<Views: ProjectionSet> {
     private(set) var position: Position = 0
     private(set) var eventsApplied: UInt64 = 0
     var chunk = 10_000
+    var chunkBytes = 8 << 20
     let progress: ((ReplayProgress) -> Void)?
     let started = DispatchTime.now().uptimeNanoseconds
 
@@ -108,7 +112,7 @@ final class ViewBuilder<Views: ProjectionSet> {
         }
     }
 
-    /// Applies up to ``chunk`` events, read in a live transaction that
+    /// Applies up to ``chunk`` events (or ``chunkBytes`` of payload), read in a live transaction that
     /// `reading` provides, in one target transaction. ``position`` moves only
     /// once that commits: a transaction retried after the map grew must not
     /// skip events.
@@ -117,11 +121,12 @@ final class ViewBuilder<Views: ProjectionSet> {
         let applied = try target.write { txn in
             try reading { live in
                 let writers = try views.all.map { try $0.makeWriter(in: txn) }
-                var applied = 0
+                var applied = 0, bytes = 0
                 try source.forEachRecord(after: start, through: end, in: live) { event in
                     for writer in writers { try writer.apply(event) }
                     applied += 1
-                    return applied < chunk
+                    bytes += event.payload.count
+                    return applied < chunk && bytes < chunkBytes
                 }
                 for writer in writers { try writer.finish() }
                 return applied
