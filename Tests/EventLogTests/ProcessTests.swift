@@ -18,9 +18,15 @@ struct ProcessTests {
                 "append", "--store", dir.path, "--writer", "\(round % 3 + 1)", "--batches", "100000", "--batch-size", "7",
                 "--durability", round % 2 == 0 ? "durable" : "noSync",
             ])
-            usleep(UInt32.random(in: 30_000...300_000, using: &generator))
+            // Once it has committed (however slow the machine), kill it at a random point after.
+            var output = ""
+            let handle = child.output.fileHandleForReading
+            while !output.contains("committed"), let chunk = try handle.read(upToCount: 64), !chunk.isEmpty {
+                output += String(decoding: chunk, as: UTF8.self)
+            }
+            usleep(UInt32.random(in: 0...200_000, using: &generator))
             child.kill()
-            let (_, output) = child.finish()
+            output += child.finish().output
             // What the child saw committed before it died must be there.
             if let line = output.split(separator: "\n").last(where: { $0.hasPrefix("committed") }),
                let position = Position(line.split(separator: " ")[2]) {
