@@ -47,9 +47,7 @@ extension EventStore {
                 return true
             }
             for writer in writers { try writer.finish() }
-            for projection in views.all {
-                try databases.setCheckpoint(Checkpoint(position: head, version: projection.version), of: projection.name, in: txn)
-            }
+            try databases.setCheckpoints(of: views.all, to: head, in: txn)
             return head
         }
         progress?(ReplayProgress(phase: .swap, position: final, end: final, events: builder.eventsApplied, seconds: builder.seconds))
@@ -118,7 +116,7 @@ extension EventStore {
         try builder.target.write { txn in
             let last = try target.head(in: txn)
             try target.setRecordedHead(last.position, link: last.link, in: txn)
-            try builder.writeCheckpoints(target, in: txn)
+            try target.setCheckpoints(of: builder.views.all, to: builder.position, in: txn)
         }
         return ReplayReport(snapshot: used, damagedSnapshots: damaged, position: position,
                             eventsApplied: builder.eventsApplied, seconds: builder.seconds)

@@ -154,10 +154,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
                 let after = try databases.head(in: txn)
                 if after.position != before.position {
                     try databases.setRecordedHead(after.position, link: after.link, in: txn)
-                    for projection in views.all {
-                        try databases.setCheckpoint(Checkpoint(position: after.position, version: projection.version),
-                                                    of: projection.name, in: txn)
-                    }
+                    try databases.setCheckpoints(of: views.all, to: after.position, in: txn)
                 }
             }
         } catch {
@@ -174,7 +171,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         while true {
             let done = try environment.write { txn -> Bool in
                 let head = try databases.head(in: txn).position
-                let lagging = try laggingProjections(in: txn, head: head, resetChanged: true)
+                let lagging = try laggingProjections(in: txn, head: head)
                 guard let from = lagging.map(\.from).min() else { return true }
                 let through = min(head, from + UInt64(options.catchUpChunk) - 1)
                 try apply(from: from, through: through, lagging: lagging, in: txn)
@@ -187,20 +184,19 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// Inside a write, before new events: a projection that another writer
     /// left behind (an older build, say) catches up first.
     private func catchUpInPlace(in txn: WriteTransaction, head: Position) throws {
-        let lagging = try laggingProjections(in: txn, head: head, resetChanged: true)
+        let lagging = try laggingProjections(in: txn, head: head)
         guard let from = lagging.map(\.from).min() else { return }
         try apply(from: from, through: head, lagging: lagging, in: txn)
     }
 
-    private func laggingProjections(in txn: WriteTransaction, head: Position,
-                                    resetChanged: Bool) throws -> [(projection: any Projection, from: Position)] {
+    private func laggingProjections(in txn: WriteTransaction, head: Position) throws -> [(projection: any Projection, from: Position)] {
         var lagging: [(projection: any Projection, from: Position)] = []
         for projection in views.all {
             var checkpoint = try databases.checkpoint(of: projection.name, in: txn)
             if let stored = checkpoint, stored.version != projection.version {
                 options.logger.notice("rebuilding projection from position 1", metadata: [
                     "projection": "\(projection.name)", "stored version": "\(stored.version)", "version": "\(projection.version)"])
-                try clear(projection, in: txn)
+                try projection.removeAllData(in: txn)
                 checkpoint = nil
                 try databases.setCheckpoint(Checkpoint(position: 0, version: projection.version), of: projection.name, in: txn)
             } else if checkpoint == nil {
@@ -210,13 +206,6 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             if position < head { lagging.append((projection, position + 1)) }
         }
         return lagging
-    }
-
-    private func clear(_ projection: any Projection, in txn: WriteTransaction) throws {
-        for name in projection.databaseNames {
-            let db: Database<[UInt8], [UInt8]> = try txn.createDatabase(name)
-            try db.removeAll(in: txn)
-        }
     }
 
     /// Applies positions `from...through` to the lagging projections, each
@@ -229,9 +218,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             return true
         }
         for (writer, _) in writers { try writer.finish() }
-        for (projection, _) in lagging {
-            try databases.setCheckpoint(Checkpoint(position: through, version: projection.version), of: projection.name, in: txn)
-        }
+        try databases.setCheckpoints(of: lagging.map(\.projection), to: through, in: txn)
         options.logger.debug("projections caught up", metadata: ["through": "\(through)", "count": "\(lagging.count)"])
     }
 

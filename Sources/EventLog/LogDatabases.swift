@@ -49,6 +49,14 @@ struct LogDatabases: Sendable {
         try meta.put(bytes, forKey: "checkpoint:" + name, in: txn)
     }
 
+    /// Moves the checkpoint of each of `projections` to `position`, stamped
+    /// with its version.
+    func setCheckpoints(of projections: [any Projection], to position: Position, in txn: WriteTransaction) throws {
+        for projection in projections {
+            try setCheckpoint(Checkpoint(position: position, version: projection.version), of: projection.name, in: txn)
+        }
+    }
+
     func recordedHead(in txn: ReadTransaction) throws -> (position: Position, link: ChainLink)? {
         try meta.withValue(forKey: "head", in: txn) { bytes in
             guard bytes.count == 40 else { return nil }

@@ -61,6 +61,16 @@ public final class ClosureProjectionWriter: ProjectionWriter {
     public func apply(_ event: RecordedEvent) throws { try body(event) }
 }
 
+extension Projection {
+    /// Empties every database the projection owns (`mdb_drop`, keeping them).
+    func removeAllData(in txn: WriteTransaction) throws {
+        for name in databaseNames {
+            let db: Database<[UInt8], [UInt8]> = try txn.createDatabase(name)
+            try db.removeAll(in: txn)
+        }
+    }
+}
+
 /// The projections of a store, opened together in one environment. A store
 /// is typed by its set, so callers reach their views with their own types:
 ///

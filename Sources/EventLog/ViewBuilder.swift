@@ -95,12 +95,7 @@ final class ViewBuilder<Views: ProjectionSet> {
 
     private func clear() throws {
         try target.write { txn in
-            for projection in views.all {
-                for name in projection.databaseNames {
-                    let db: Database<[UInt8], [UInt8]> = try txn.createDatabase(name)
-                    try db.removeAll(in: txn)
-                }
-            }
+            for projection in views.all { try projection.removeAllData(in: txn) }
         }
     }
 
@@ -134,13 +129,6 @@ final class ViewBuilder<Views: ProjectionSet> {
         }
         position = start + UInt64(applied)
         eventsApplied += UInt64(applied)
-    }
-
-    /// Sets every projection's checkpoint in the target to ``position``.
-    func writeCheckpoints(_ databases: LogDatabases, in txn: WriteTransaction) throws {
-        for projection in views.all {
-            try databases.setCheckpoint(Checkpoint(position: position, version: projection.version), of: projection.name, in: txn)
-        }
     }
 }
 
