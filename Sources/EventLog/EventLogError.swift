@@ -19,6 +19,9 @@ public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable
         case corrupt
         /// A snapshot cannot be used.
         case snapshot
+        /// A record from elsewhere (a follower's stream) does not continue
+        /// this log: another position, or a link that does not follow.
+        case diverged
     }
 
     public var code: Code

@@ -29,6 +29,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     let databases: LogDatabases
     let queue: WriteQueue
     let snapshotInProgress = SingleFlight()
+    /// Wakes subscriptions when a write of this store commits.
+    let commits = CommitSignal()
 
     /// The format of records and metadata this version writes and reads.
     public static var formatVersion: UInt32 { 1 }
@@ -86,6 +88,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             }
             queue.submit(request) { group in self.commit(group) }
             if let error = request.error { throw error }
+            if receipt!.positions != nil && !receipt!.isRetry { commits.signal() }
             snapshotIfDue(appended: receipt!.isRetry ? nil : receipt!.positions)
             return receipt!
         }

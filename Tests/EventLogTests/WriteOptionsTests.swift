@@ -83,7 +83,7 @@ struct WriteOptionsTests {
             for try await r in group { refused += r }
             let committed = UInt64(writers * batches - refused) * 2
             #expect(try store.head() == committed)
-            try store.read { txn throws in
+            try await store.read { txn throws in
                 #expect(try store.views.counts.total(in: txn) == committed)
                 #expect(try store.views.bytes.total(in: txn) == committed * 64)
             }
