@@ -10,7 +10,10 @@ struct StatsCommand: Subcommand {
         discussion: """
             Counting events by type walks the whole log (short read transactions, beside writers).
             JSON: {"head","eventCounts":{TYPE:N},"databases":[{"name","entries","bytes"}],
-                   "mapSize","mapUsed","pageSize","readers":{"max","used"}}.
+                   "mapSize","mapUsed","pageSize","readers":{"max","used"},
+                   "follow":{"stream","streamHead","streamEpoch","lag","seenAt"},"ships":[{"stream","epoch"}]};
+            "follow" (a follower's lag: the stream's head when it last looked, less its own head) and
+            "ships" (the streams this store ships to as their leader) are omitted when empty.
 
             Example:
               eventlog stats --json
@@ -44,8 +47,11 @@ struct StatsCommand: Subcommand {
         }
         progress.finish()
         let info = environment.info()
+        let follow = try store.eventStore.followState()
+        let ships = try store.eventStore.shippingEpochs()
+        let lag = follow.map { $0.streamHead > head ? $0.streamHead - head : 0 }
         if json {
-            Output.json(.object([
+            var members: [String: JSONValue] = [
                 "head": .integer(Int64(head)),
                 "eventCounts": .object(counts.mapValues { .integer(Int64($0)) }),
                 "databases": .array(databases.map {
@@ -56,13 +62,28 @@ struct StatsCommand: Subcommand {
                 "mapUsed": .integer(Int64(info.usedBytes)),
                 "pageSize": .integer(Int64(info.pageSize)),
                 "readers": .object(["max": .integer(Int64(info.maxReaders)), "used": .integer(Int64(info.readersUsed))]),
-            ]))
+            ]
+            if let follow, let lag {
+                members["follow"] = .object([
+                    "stream": .string(follow.stream), "streamHead": .integer(Int64(follow.streamHead)),
+                    "streamEpoch": .integer(follow.streamEpoch), "lag": .integer(Int64(lag)),
+                    "seenAt": .string(Output.time(follow.seenAt)),
+                ])
+            }
+            if !ships.isEmpty {
+                members["ships"] = .array(ships.map { .object(["stream": .string($0.stream), "epoch": .integer($0.epoch)]) })
+            }
+            Output.json(.object(members))
             return
         }
         Output.line("store      \(environment.path)")
         Output.line("head       \(head)")
         Output.line("map        \(bytes(info.usedBytes)) used of \(bytes(info.mapSize)) (page \(info.pageSize) bytes)")
         Output.line("readers    \(info.readersUsed) of \(info.maxReaders) slots in use")
+        if let follow, let lag {
+            Output.line("follows    \(follow.stream): \(lag) records behind (stream head \(follow.streamHead) at epoch \(follow.streamEpoch), seen \(Output.time(follow.seenAt)))")
+        }
+        for ship in ships { Output.line("ships to   \(ship.stream) at epoch \(ship.epoch)") }
         Output.line("")
         Output.table(["EVENT TYPE", "COUNT"], counts.keys.sorted(by: utf8Less).map { [$0, String(counts[$0]!)] })
         Output.line("")

@@ -27,3 +27,21 @@ struct CLIError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// ``Subcommand`` for commands that run async work (shipping, following).
+protocol AsyncSubcommand: AsyncParsableCommand {
+    func execute() async throws
+}
+
+extension AsyncSubcommand {
+    func run() async throws {
+        do {
+            try await execute()
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            Output.error("eventlog \(Self.configuration.commandName ?? ""): \(error)")
+            throw ExitCode.failure
+        }
+    }
+}
