@@ -5,10 +5,15 @@ import LMDB
 /// dispatch queue of its own, so that a commit's fsync (or a read's page
 /// faults) never holds one of Swift concurrency's cooperative threads.
 /// Writes still meet in the store's write queue and share commits.
-enum BlockingWork {
+///
+/// ```swift
+/// let hits = try await BlockingWork.run { try store.search("coffee", now: now) }
+/// ```
+public enum BlockingWork {
     static let queue = DispatchQueue(label: "eventlog.blocking", qos: .userInitiated, attributes: .concurrent)
 
-    static func run<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+    /// Runs `body` on the queue and resumes the caller with its outcome.
+    public static func run<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }
         }

@@ -64,10 +64,10 @@ public final class LogFollower<Views: ProjectionSet>: Sendable {
                 do {
                     let result = try await session(connection, once: once, through: through, totals: &totals,
                                                    started: started, progress: progress)
-                    try? await connection.close()
+                    closeWithoutWaiting(connection)
                     return result
                 } catch {
-                    try? await connection.close()
+                    closeWithoutWaiting(connection)
                     throw error
                 }
             } catch let error as ShippingError where !error.isTransient {
@@ -128,7 +128,7 @@ public final class LogFollower<Views: ProjectionSet>: Sendable {
             _ = try? await listening.listen(on: StreamTables.channel) { notifications in
                 for try await notification in notifications where notification.payload == stream { wakeup.signal() }
             }
-            try? await listening.close()
+            closeWithoutWaiting(listening)
         }
         defer { listener?.cancel() }
         var stateWritten = ContinuousClock.now

@@ -85,10 +85,10 @@ public final class LogShipper<Views: ProjectionSet>: Sendable {
                 do {
                     let result = try await session(connection, once: once, takeOver: &takeOver, totals: &totals,
                                                    started: started, progress: progress)
-                    try? await connection.close()
+                    closeWithoutWaiting(connection)
                     if let result { return result }
                 } catch {
-                    try? await connection.close()
+                    closeWithoutWaiting(connection)
                     throw error
                 }
             } catch let error as ShippingError where !error.isTransient {

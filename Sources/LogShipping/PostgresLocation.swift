@@ -100,3 +100,11 @@ func describe(_ error: any Error) -> String {
     }
     return "\(error)"
 }
+
+/// Closes a connection without waiting for it: awaiting `close()` on a
+/// connection the server dropped (a crash, a restart) can wait forever, and a
+/// shipper must move on to its next attempt.
+func closeWithoutWaiting(_ connection: PostgresConnection) {
+    let closed: EventLoopFuture<Void> = connection.close()
+    closed.whenComplete { _ in withExtendedLifetime(connection) {} }   // alive until closed
+}
