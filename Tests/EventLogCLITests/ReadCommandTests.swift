@@ -49,9 +49,9 @@ struct ReadCommandTests {
     func handoff() throws {
         let dir = try Self.store()
         defer { dir.remove() }
-        let offers = try CLI.run(["handoff", "--store", dir.sub("store"), "--json", "--user", "u1", "--device", "tablet", "--now", Sample.now]).objects()
+        let offers = try CLI.run(["handoff", "--store", dir.sub("store"), "--json", "--device", "tablet", "--now", Sample.now]).objects()
         #expect(offers.map { $0["activity"] as? String } == ["a2", "a1"], "most recently made current first")
-        let fromPhone = try CLI.run(["handoff", "--store", dir.sub("store"), "--json", "--user", "u1", "--device", "phone", "--now", Sample.now]).objects()
+        let fromPhone = try CLI.run(["handoff", "--store", dir.sub("store"), "--json", "--device", "phone", "--now", Sample.now]).objects()
         #expect(fromPhone.map { $0["device"] as? String } == ["laptop"])
     }
 
