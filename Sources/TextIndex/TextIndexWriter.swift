@@ -92,6 +92,12 @@ public final class TextIndexWriter {
         let identity = TextIndex.identityKey(kind: kind, identifier: identifier)
         guard let id = try documentId(identity, allocate: false) else { return false }
         if case .remove = pending[id] { return false }
+        // A document upserted in this transaction is written before it is
+        // removed: what it leaves behind (the text field names it used) must
+        // not depend on whether the upsert and the removal shared a
+        // transaction, or a rebuild, which groups events differently, would
+        // not reproduce the databases byte for byte.
+        if case .upsert = pending[id] { try flush() }
         pending[id] = .remove(identity: identity)
         return true
     }

@@ -194,6 +194,57 @@ struct UserSpaceIsolationTests {
         }
     }
 
+    /// `user`'s 1,000 items, in 10 batches, each batch of `others` users'
+    /// items around it.
+    static func fill(_ store: ActivityStore, user: String, others: Int) throws {
+        // One generator for the user, one for the others: the user's items are the same in every store.
+        var mine = SeededGenerator(seed: 7), theirs = SeededGenerator(seed: 8)
+        func items(_ prefix: String, _ rng: inout SeededGenerator) -> [SearchableItem] {
+            (0..<100).map { i in
+                var item = SearchableItem(uniqueIdentifier: "\(prefix)-\(i)")
+                item.attributeSet.title = (0..<4).map { _ in words.randomElement(using: &rng)! }.joined(separator: " ")
+                item.attributeSet.keywords = [words.randomElement(using: &rng)!]
+                return item
+            }
+        }
+        for batch in 0..<10 {
+            for other in 0..<others { try store.user("other\(other)").indexSearchableItems(items("b\(batch)", &theirs), at: at(Double(batch))) }
+            try store.user(user).indexSearchableItems(items("b\(batch)", &mine), at: at(Double(batch)))
+        }
+    }
+
+    @Test("cost follows the user: a search reads the same keys however many other users the store holds")
+    func costFollowsTheUser() throws {
+        var costs: [[Int]] = []
+        var hits: [[SearchHit]] = []
+        for others in [0, 20] {
+            let path = temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let store = try ActivityStore(path: path, options: testOptions())
+            try Self.fill(store, user: "u", others: others)
+            #expect(try store.users().count == others + 1)
+            var perQuery: [Int] = []
+            var found: [SearchHit] = []
+            try store.read { txn in
+                let index = store.views.search.index.space(try #require(try store.views.spaces.id(of: "u", in: txn)))
+                for text in ["coffee", "lat", "tea matcha", "oat c"] {
+                    var cost = ReadCost()
+                    found += try index.search(text, now: at(100), cost: &cost, in: txn)
+                    perQuery.append(cost.keys)
+                }
+                var cost = ReadCost()
+                found += try index.query(#"title == "*latte*"c && keywords == "oat""#, now: at(100), cost: &cost, in: txn)
+                perQuery.append(cost.keys)
+            }
+            costs.append(perQuery)
+            hits.append(found)
+        }
+        #expect(costs[0] == costs[1], "keys read alone vs beside 20,000 other documents")
+        #expect(costs[0].allSatisfy { $0 > 0 })
+        #expect(hits[0] == hits[1])
+        #expect(!hits[0].isEmpty)
+    }
+
     /// Every key and value of every view database that does not belong to
     /// `user`'s space (keys starting with another space id; the directory
     /// and the store-wide types whole).
@@ -212,7 +263,7 @@ struct UserSpaceIsolationTests {
                         let key = [UInt8](e.key)
                         // The expiration index keys start with a time, then the space.
                         let owned = name == "spotlight.itemsByExpiration" ? Array(key.dropFirst(8).prefix(4)) == prefix
-                            : name.hasPrefix("spaces.") || name == "activity.registry.types" || name == "search.meta" ? false
+                            : name == "spaces.byName" || name == "activity.registry.types" ? false
                             : key.starts(with: prefix)
                         if !owned { rows.append(key + [0xFF] + [UInt8](e.value)) }
                         entry = try cursor.nextBytes()
