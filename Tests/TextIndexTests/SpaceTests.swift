@@ -190,6 +190,33 @@ struct SpaceTests {
         }
     }
 
+    /// Query results over 2,000 documents take another path (a pass over
+    /// the space's `ids` and expiration dates): still the space's own.
+    @Test func largeQueryResultsStayInTheSpace() throws {
+        var rng = SeededGenerator(seed: 17)
+        let shared = try TemporaryIndex(), alone = try TemporaryIndex()
+        let mine = (0..<4_400).map { ExactnessTests.randomDocument("n\($0)", &rng) }
+        try shared.environment.write { txn in
+            for space: UInt32 in [2, 4] {
+                let w = shared.index.space(space).writer(in: txn)
+                for i in 0..<1_200 { try w.upsert(ExactnessTests.randomDocument("n\(i)", &rng)) }
+                try w.flush()
+            }
+            let w = shared.index.space(3).writer(in: txn)
+            for d in mine { try w.upsert(d) }
+            try w.flush()
+        }
+        try alone.write { w in for d in mine { try w.upsert(d) } }
+        var large = 0
+        for q in [#"kind == "item""#, #"title == "*""#, #"title != "latte*"c"#, #"expirationDate != "*""#] {
+            let got = try shared.environment.read { try shared.index.space(3).query(q, now: TemporaryIndex.now, in: $0) }
+            let expected = try alone.query(q)
+            if expected.count > 2_000 { large += 1 }
+            #expect(got == expected, "\(q)")
+        }
+        #expect(large >= 2)
+    }
+
     /// The index as opened is space 0: its keys start with four zero bytes.
     @Test func openedIndexIsSpaceZero() throws {
         let t = try TemporaryIndex()
