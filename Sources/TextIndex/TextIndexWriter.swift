@@ -255,19 +255,30 @@ public final class TextIndexWriter {
                 identities[TermKey(term: identity)] = nil
             }
         }
-        // 5. Field masks: one value per block, 1 byte per document.
+        // 5. Field masks: one value per block, 1 byte per document, without
+        // trailing zero bytes (a space's first documents cost a few bytes, not
+        // a 4 KB overflow page; the value goes when every byte is 0).
         var b = 0
         while b < ids.count {
             let block = ids[b] >> TextIndex.blockShift
-            var mask = try index.masks.withValue(forKey: SpaceKey(space: space, block), in: txn) { [UInt8]($0) }
-                ?? [UInt8](repeating: 0, count: TextIndex.blockSize)
-            guard mask.count == TextIndex.blockSize else { throw TextIndexError.corrupt("field masks") }
+            let key = SpaceKey(space: space, block)
+            var mask = try index.masks.withValue(forKey: key, in: txn) { [UInt8]($0) } ?? []
+            let stored = !mask.isEmpty
+            guard mask.count <= TextIndex.blockSize else { throw TextIndexError.corrupt("field masks") }
+            mask.append(contentsOf: repeatElement(0, count: TextIndex.blockSize - mask.count))
             while b < ids.count && ids[b] >> TextIndex.blockShift == block {
                 let offset = Int(ids[b] & UInt32(TextIndex.blockSize - 1))
                 if case .upsert(let doc, _, _) = pending[ids[b]]! { mask[offset] = TextIndex.fieldMask(doc) } else { mask[offset] = 0 }
                 b += 1
             }
-            try index.masks.put(mask, forKey: SpaceKey(space: space, block), in: txn)
+            var end = mask.count
+            while end > 0 && mask[end - 1] == 0 { end -= 1 }
+            if end > 0 {
+                mask.removeLast(mask.count - end)
+                try index.masks.put(mask, forKey: key, in: txn)
+            } else if stored {
+                try index.masks.delete(key, in: txn)
+            }
         }
         pending.removeAll(keepingCapacity: true)
         table.removeAll()
