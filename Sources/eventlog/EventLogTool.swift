@@ -29,6 +29,8 @@ struct EventLogTool: AsyncParsableCommand {
             SavedCommand.self,
             HandoffCommand.self,
             ResolveCommand.self,
+            SuggestionsCommand.self,
+            UsersCommand.self,
             ItemsCommand.self,
             SearchCommand.self,
             QueryCommand.self,

@@ -30,8 +30,13 @@ public enum ActivityEventCatalog {
         activityResignedCurrent, activityInvalidated, activitySaved, savedActivitiesDeleted, savedActivitiesAllDeleted,
     ]
 
-    /// The schema version every event of this domain is written with (all are at 1).
-    public static let schemaVersion: UInt32 = 1
+    /// The schema version events of this domain are written with: 2, which
+    /// added the user space (`user`, field 15), for all but the store-wide
+    /// `activityTypes.declared`, which has no space and stays at 1. Version 1
+    /// events are read as events of the default space.
+    public static func schemaVersion(of type: String) -> UInt32 {
+        type == activityTypesDeclared ? 1 : 2
+    }
 
     /// The payload as Protocol Buffers' canonical JSON (field names in
     /// lowerCamelCase, 64-bit integers as strings, per the proto3 JSON

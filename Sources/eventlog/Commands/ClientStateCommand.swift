@@ -16,6 +16,7 @@ struct ClientStateCommand: Subcommand {
     )
 
     @OptionGroup var location: StoreLocation
+    @OptionGroup var userOption: UserOption
 
     @Option(help: "The named index (default: every index that has a state).")
     var index: String?
@@ -24,7 +25,7 @@ struct ClientStateCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = try location.openExisting()
+        let store = userOption.space(in: try location.openExisting())
         if let index {
             let state = try store.fetchLastClientState(index: index)
             if json {
