@@ -80,30 +80,33 @@ enum ShippingSample {
         #"{"op":"declareActivityTypes","types":["com.example.app.viewOrder","com.example.app.browse"],"at":"2026-11-22T09:00:00Z"}"#
     }
 
-    /// Operations `start ..< start + count`: activities created, updated,
-    /// made current and resigned across users and devices, items indexed and
-    /// deleted, saved copies removed. Operation i (i % 6 ≠ 0) acts on what
+    /// Operations `start ..< start + count` of four users: activities
+    /// created, updated, made current and resigned across devices, items
+    /// indexed and deleted, saved copies removed; the same identifiers and
+    /// words in every user's space. Operation i (i % 6 ≠ 0) acts on what
     /// the ones before it created, so a range applied alone starts at a
     /// multiple of 6.
     static func operations(_ range: Range<Int>) -> [String] {
         var lines: [String] = []
         for i in range {
-            let user = users[i % users.count]
-            let device = devices[(i / users.count) % devices.count]
+            // Each block of six operations is one user's (the later ones act
+            // on what the first created).
+            let user = users[(i / 6) % users.count]
+            let device = devices[i % devices.count]
             let at = time(i)
             switch i % 6 {
             case 0, 3:
                 lines.append(#"{"op":"createActivity","activity":"a\#(i)","activityType":"com.example.app.viewOrder","device":"\#(device)","user":"\#(user)","title":"Order \#(i) latte","userInfo":{"orderID":\#(i)},"eligibleForSearch":true,"persistentIdentifier":"order-\#(i)","keywords":["coffee","n\#(i % 7)"],"at":"\#(at)"}"#)
-                lines.append(#"{"op":"becomeCurrent","activity":"a\#(i)","at":"\#(at)"}"#)
+                lines.append(#"{"op":"becomeCurrent","user":"\#(user)","activity":"a\#(i)","at":"\#(at)"}"#)
             case 1:
-                lines.append(#"{"op":"updateActivity","activity":"a\#(i - 1)","title":"Oat latte \#(i)","keywords":["oat"],"at":"\#(at)"}"#)
+                lines.append(#"{"op":"updateActivity","user":"\#(user)","activity":"a\#(i - 1)","title":"Oat latte \#(i)","keywords":["oat"],"at":"\#(at)"}"#)
             case 2:
-                lines.append(#"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"item-\#(i)","domainIdentifier":"menu.\#(user)","attributeSet":{"title":"Menu \#(i) 抹茶","keywords":["tea"]}}],"at":"\#(at)"}"#)
+                lines.append(#"{"op":"indexSearchableItems","user":"\#(user)","items":[{"uniqueIdentifier":"item-\#(i)","domainIdentifier":"menu.drinks","attributeSet":{"title":"Menu \#(i) 抹茶","keywords":["tea"]}}],"at":"\#(at)"}"#)
             case 4:
-                lines.append(#"{"op":"resignCurrent","activity":"a\#(i - 1)","at":"\#(at)"}"#)
-                lines.append(#"{"op":"deleteSearchableItems","identifiers":["item-\#(i - 2)"],"at":"\#(at)"}"#)
+                lines.append(#"{"op":"resignCurrent","user":"\#(user)","activity":"a\#(i - 1)","at":"\#(at)"}"#)
+                lines.append(#"{"op":"deleteSearchableItems","user":"\#(user)","identifiers":["item-\#(i - 2)"],"at":"\#(at)"}"#)
             default:
-                lines.append(#"{"op":"deleteSavedUserActivities","persistentIdentifiers":["order-\#(i - 5)"],"at":"\#(at)"}"#)
+                lines.append(#"{"op":"deleteSavedUserActivities","user":"\#(user)","persistentIdentifiers":["order-\#(i - 5)"],"at":"\#(at)"}"#)
             }
         }
         return lines
@@ -131,8 +134,14 @@ struct StoreView: Equatable {
         lastLink = report["lastLink"] as? String ?? ""
         reads = [:]
         let now = ["--now", "2026-11-25T00:00:00Z"]
-        for command in [["current"], ["saved"], ["items"], ["search", "coffee"] + now, ["search", "抹茶"] + now,
-                        ["query", #"keywords == "coffee""#] + now, ["client-state"], ["log"]] {
+        var commands: [[String]] = [["users"], ["log"]]
+        for user in ShippingSample.users + [""] {
+            for read in [["current"], ["saved"], ["items"], ["search", "coffee"] + now, ["search", "抹茶"] + now,
+                         ["query", #"keywords == "coffee""#] + now, ["client-state"], ["suggestions"] + now] {
+                commands.append(read + ["--user", user])
+            }
+        }
+        for command in commands {
             let result = try CLI.run(command + ["--store", store, "--json"])
             #expect(result.status == 0, "\(command) on \(store): \(result.stderr)")
             reads[command.joined(separator: " ")] = result.stdout

@@ -3,7 +3,8 @@ import Foundation
 import LMDB
 import TextIndex
 
-/// The async face of ``ActivityStore``, for services written with Swift
+/// The async face of ``ActivityStore`` and of a user's handle
+/// (``ActivityStore/user(_:)``), for services written with Swift
 /// concurrency: each call runs its synchronous twin on the engine's blocking
 /// queue (``EventLog/BlockingWork``, as GRDB's async `write` does) and
 /// resumes the caller when it is done, so no cooperative thread waits for a
@@ -11,29 +12,19 @@ import TextIndex
 /// started, is not cancelled: it commits or throws.
 ///
 /// ```swift
-/// try await store.createActivity(activity)
-/// try await store.becomeCurrent("a1")
-/// let hits = try await store.search("coffee", now: Date())
-/// let n = try await store.reading { try $0.savedActivities().count }   // any read, off the cooperative threads
+/// let alice = store.user("alice")
+/// try await alice.createActivity(activity)
+/// try await alice.becomeCurrent("a1")
+/// let hits = try await alice.search("coffee", now: Date())
+/// let n = try await alice.reading { try $0.savedActivities().count }   // any read, off the cooperative threads
 /// ```
-extension ActivityStore {
+extension UserScoped {
     // MARK: Commands
 
     @discardableResult
     public func perform(_ commands: [ActivityCommand], at time: Date? = nil,
                         options writeOptions: WriteOptions = WriteOptions()) async throws -> [CommandResult] {
         try await BlockingWork.run { try self.perform(commands, at: time, options: writeOptions) }
-    }
-
-    @discardableResult
-    public func perform(_ commands: [ActivityCommand.Timed], at time: Date? = nil,
-                        options writeOptions: WriteOptions = WriteOptions()) async throws -> [CommandResult] {
-        try await BlockingWork.run { try self.perform(commands, at: time, options: writeOptions) }
-    }
-
-    @discardableResult
-    public func declareActivityTypes(_ types: [String], at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.declareActivityTypes(types, at: time) }
     }
 
     @discardableResult
@@ -103,25 +94,13 @@ extension ActivityStore {
 
     // MARK: Reads
 
-    /// Any read of the store, run off the cooperative threads.
-    public func reading<R: Sendable>(_ body: @escaping @Sendable (ActivityStore) throws -> R) async throws -> R {
+    /// Any read of this space (or store), run off the cooperative threads.
+    public func reading<R: Sendable>(_ body: @escaping @Sendable (Self) throws -> R) async throws -> R {
         try await BlockingWork.run { try body(self) }
     }
 
-    public func read<R: Sendable>(_ body: @escaping @Sendable (ReadTransaction) throws -> R) async throws -> R {
-        try await BlockingWork.run { try self.read(body) }
-    }
-
-    public func search(_ text: String, now: Date, limit: Int = 20) async throws -> [SearchHit] {
-        try await BlockingWork.run { try self.search(text, now: now, limit: limit) }
-    }
-
-    public func query(_ expression: String, now: Date) async throws -> [SearchHit] {
-        try await BlockingWork.run { try self.query(expression, now: now) }
-    }
-
-    public func handoffCandidates(user: String, device: String, now: Date) async throws -> [CurrentActivity] {
-        try await BlockingWork.run { try self.handoffCandidates(user: user, device: device, now: now) }
+    public func activity(_ id: String) async throws -> ActivityRecord? {
+        try await BlockingWork.run { try self.activity(id) }
     }
 
     public func currentActivities() async throws -> [CurrentActivity] {
@@ -132,11 +111,52 @@ extension ActivityStore {
         try await BlockingWork.run { try self.savedActivities() }
     }
 
-    public func items() async throws -> [IndexedItem] {
-        try await BlockingWork.run { try self.items() }
+    public func handoffCandidates(device: String, now: Date) async throws -> [CurrentActivity] {
+        try await BlockingWork.run { try self.handoffCandidates(device: device, now: now) }
     }
 
     public func resolve(_ identifier: String) async throws -> SavedActivityResolution {
         try await BlockingWork.run { try self.resolve(identifier) }
+    }
+
+    public func suggestions(now: Date, limit: Int = 10) async throws -> [Suggestion] {
+        try await BlockingWork.run { try self.suggestions(now: now, limit: limit) }
+    }
+
+    public func fetchLastClientState(index: String) async throws -> Data? {
+        try await BlockingWork.run { try self.fetchLastClientState(index: index) }
+    }
+
+    public func items() async throws -> [IndexedItem] {
+        try await BlockingWork.run { try self.items() }
+    }
+
+    public func search(_ text: String, now: Date, limit: Int = 20) async throws -> [SearchHit] {
+        try await BlockingWork.run { try self.search(text, now: now, limit: limit) }
+    }
+
+    public func query(_ expression: String, now: Date) async throws -> [SearchHit] {
+        try await BlockingWork.run { try self.query(expression, now: now) }
+    }
+}
+
+extension ActivityStore {
+    @discardableResult
+    public func perform(_ commands: [ActivityCommand.Timed], at time: Date? = nil,
+                        options writeOptions: WriteOptions = WriteOptions()) async throws -> [CommandResult] {
+        try await BlockingWork.run { try self.perform(commands, at: time, options: writeOptions) }
+    }
+
+    @discardableResult
+    public func declareActivityTypes(_ types: [String], at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.declareActivityTypes(types, at: time) }
+    }
+
+    public func read<R: Sendable>(_ body: @escaping @Sendable (ReadTransaction) throws -> R) async throws -> R {
+        try await BlockingWork.run { try self.read(body) }
+    }
+
+    public func users() async throws -> [UserSummary] {
+        try await BlockingWork.run { try self.users() }
     }
 }
