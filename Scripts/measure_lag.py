@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Follower lag under a steady write load, for Docs/Scaling.md (not a test).
 
 Samples the heads of a leader store and of its follower (the last key of
@@ -13,9 +13,13 @@ import json, struct, sys, time
 import lmdb
 
 def head(env, db):
-    with env.begin(db=db) as txn:
-        cursor = txn.cursor()
-        return struct.unpack(">Q", cursor.key())[0] if cursor.last() else 0
+    while True:
+        try:
+            with env.begin(db=db) as txn:
+                cursor = txn.cursor()
+                return struct.unpack(">Q", cursor.key())[0] if cursor.last() else 0
+        except lmdb.MapResizedError:
+            env.set_mapsize(0)      # adopt the size the writer grew the map to
 
 def open_env(path):
     env = lmdb.open(path, readonly=True, lock=True, max_dbs=128, subdir=True)

@@ -77,6 +77,7 @@ struct ShippingTests {
         #expect(badName.status != 0 && badName.stderr.contains("stream name \"no spaces\" is not allowed"), "\(badName.stderr)")
         let missing = try CLI.run(["follow", "--store", dir.sub("f2"), "--from", url, "--stream", "never-shipped", "--once"])
         #expect(missing.status != 0 && missing.stderr.contains("there is no stream never-shipped"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.sub("f2/data.mdb")), "a failed follow leaves no store")
     }
 
     @Test("a forked history and a follower ahead of the stream are refused, naming the position; --resync recovers")

@@ -151,13 +151,24 @@ struct FollowCommand: AsyncSubcommand {
     func execute() async throws {
         let postgres = try stream.location(from)
         if resync { try removeStore(at: location.path) }
+        let dataFile = (location.path as NSString).appendingPathComponent("data.mdb")
+        let existed = FileManager.default.fileExists(atPath: dataFile)
         let store = try location.openOrCreate()
         var options = FollowOptions()
         options.logger = shippingLogger("eventlog.follow")
-        let follower = try LogFollower(store: store.eventStore, from: postgres, stream: stream.stream, options: options)
         let progress = SharedProgress()
-        let report = try await follower.run(once: once) { p in
-            progress.update("following \(p.stream): position \(p.storeHead) of \(p.position), \(p.records) records, \(p.bytes >> 20) MiB")
+        let report: ShipProgress
+        do {
+            let follower = try LogFollower(store: store.eventStore, from: postgres, stream: stream.stream, options: options)
+            report = try await follower.run(once: once) { p in
+                progress.update("following \(p.stream): position \(p.storeHead) of \(p.position), \(p.records) records, \(p.bytes >> 20) MiB")
+            }
+        } catch {
+            // A follower that never got a record leaves no empty store behind.
+            if !existed, (try? store.head()) == 0 {
+                for name in ["data.mdb", "lock.mdb"] { try? FileManager.default.removeItem(atPath: (location.path as NSString).appendingPathComponent(name)) }
+            }
+            throw error
         }
         progress.finish()
         if json {
