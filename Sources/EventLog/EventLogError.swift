@@ -19,6 +19,10 @@ public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable
         case corrupt
         /// A snapshot cannot be used.
         case snapshot
+        /// A read of a store opened read-only found views that lag the log
+        /// or were built by another projection version (``ViewStatus``);
+        /// `replay` (``EventStore/rebuild(full:progress:)``) rebuilds them.
+        case viewsStale
     }
 
     public var code: Code
@@ -28,12 +32,22 @@ public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable
     public var message: String
     /// The log position concerned, if any.
     public var position: Position?
+    /// The key of the engine's record concerned, if any (`meta`'s
+    /// `checkpoint:search`, an idempotency key).
+    public var key: String?
 
-    public init(_ code: Code, operation: String, _ message: String, position: Position? = nil) {
+    public init(_ code: Code, operation: String, _ message: String, position: Position? = nil, key: String? = nil) {
         self.code = code
         self.operation = operation
         self.message = message
         self.position = position
+        self.key = key
+    }
+
+    /// A record of the engine's own (`meta`, `idempotency`) that does not
+    /// decode: the store is corrupt, and the error names the key.
+    public static func corrupt(key: String, database: String, operation: String, _ problem: String) -> EventLogError {
+        EventLogError(.corrupt, operation: operation, "the \(database) record \"\(key)\" is damaged: \(problem)", key: key)
     }
 
     public var description: String {

@@ -70,7 +70,7 @@ extension EventStore {
     /// ```
     public func verify(payloadCheck: ((RecordedEvent) throws -> Void)? = nil,
                        progress: ((WalkProgress) -> Void)? = nil) throws -> LogVerification {
-        let (end, recorded) = try read { txn in
+        let (end, recorded) = try environment.read { txn in
             (try databases.head(in: txn), try databases.recordedHead(in: txn))
         }
         var report = LogVerification(recordsChecked: 0, bytesChecked: 0, head: end.position, firstProblem: nil, lastLink: .zero)
@@ -78,7 +78,7 @@ extension EventStore {
         var next: Position = 1
         let chunk = 8192
         walk: while next <= end.position {
-            let problem: LogProblem? = try read { txn in
+            let problem: LogProblem? = try environment.read { txn in
                 let cursor = try databases.log.cursor(in: txn)
                 var entry = try next.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
                 var count = 0
@@ -151,7 +151,7 @@ extension EventStore {
         return nil
     }
 
-    private func checkHead(end: (position: Position, link: ChainLink), recorded: (position: Position, link: ChainLink)?) throws -> LogProblem? {
+    private func checkHead(end: RecordedHead, recorded: RecordedHead?) throws -> LogProblem? {
         if let recorded, recorded.position != end.position || recorded.link != end.link {
             return LogProblem(position: min(recorded.position, end.position) + 1, kind: .truncated,
                               detail: "the store recorded its head at \(recorded.position); the log ends at \(end.position)")
@@ -160,7 +160,7 @@ extension EventStore {
             return LogProblem(position: 1, kind: .truncated, detail: "the store's recorded head is missing")
         }
         // Checkpoints and head from one transaction: writers may have moved both since the walk began.
-        return try read { txn in
+        return try environment.read { txn in
             let head = try databases.head(in: txn).position
             for projection in views.all {
                 if let checkpoint = try databases.checkpoint(of: projection.name, in: txn), checkpoint.position > head {
