@@ -24,7 +24,7 @@ struct ClientStateCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = try location.openExisting()
+        let store = try location.openForReading()
         if let index {
             let state = try store.fetchLastClientState(index: index)
             if json {

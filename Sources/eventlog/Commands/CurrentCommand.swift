@@ -23,7 +23,7 @@ struct CurrentCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = try location.openExisting()
+        let store = try location.openForReading()
         let list: [CurrentActivity]
         if let device {
             list = try store.currentActivity(onDevice: device).map { [$0] } ?? []

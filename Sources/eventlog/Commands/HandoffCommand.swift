@@ -31,7 +31,7 @@ struct HandoffCommand: Subcommand {
 
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
-        let store = try location.openExisting()
+        let store = try location.openForReading()
         let offers = try store.handoffCandidates(user: user, device: device, now: now)
         if json {
             Output.jsonArray(offers.map(ViewJSON.current))

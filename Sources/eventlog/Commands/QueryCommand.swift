@@ -27,7 +27,7 @@ struct QueryCommand: Subcommand {
 
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
-        let store = try location.openExisting()
+        let store = try location.openForReading()
         printHits(try store.query(expression, now: now), json: json)
     }
 }

@@ -25,7 +25,7 @@ struct ResolveCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = try location.openExisting()
+        let store = try location.openForReading()
         let resolution = try store.resolve(identifier)
         if json {
             Output.json(ViewJSON.resolution(identifier, resolution))

@@ -20,7 +20,7 @@ struct SavedCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = try location.openExisting()
+        let store = try location.openForReading()
         let saved = try store.savedActivities()
         if json {
             Output.jsonArray(saved.map(ViewJSON.saved))

@@ -35,7 +35,7 @@ struct SearchCommand: Subcommand {
 
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
-        let store = try location.openExisting()
+        let store = try location.openForReading()
         printHits(try store.search(text, now: now, limit: limit), json: json)
     }
 }
