@@ -67,3 +67,23 @@ extension SyntheticAppender {
         }
     }
 }
+
+extension SyntheticAppender {
+    struct SetCheckpoint: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-checkpoint",
+            abstract: "Overwrite a projection's checkpoint in meta, behind the engine's back: makes a view lag, or look built by another version.")
+        @Option(help: "The store directory.") var store: String
+        @Option var projection: String
+        @Option var position: UInt64
+        @Option var version: UInt32
+
+        func run() throws {
+            let environment = try Environment(path: store)
+            try environment.write { txn in
+                let meta: Database<String, Checkpoint> = try txn.openDatabase("meta")
+                try meta.put(Checkpoint(position: position, version: version), forKey: "checkpoint:" + projection, in: txn)
+            }
+        }
+    }
+}
