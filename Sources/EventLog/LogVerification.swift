@@ -12,8 +12,10 @@ public struct LogVerification: Sendable, Equatable {
     public var head: Position
     /// The first thing wrong, or nil when the log is sound.
     public var firstProblem: LogProblem?
-    /// The link of the last record checked: write it down somewhere else,
-    /// and a later verification proves the history up to it was not rewritten.
+    /// The link of the last record that passed every check (the one before
+    /// the first bad position, whatever the problem; the zero link when that
+    /// is position 1): write it down somewhere else, and a later verification
+    /// proves the history up to it was not rewritten.
     public var lastLink: ChainLink
 
     public var isValid: Bool { firstProblem == nil }
@@ -141,13 +143,15 @@ extension EventStore {
             return LogProblem(position: position, kind: .chainBreak,
                               detail: "the record's link does not follow from position \(position - 1)'s: the record was altered, moved or its predecessor replaced")
         }
-        previousLink = link
         if let payloadCheck, !view.isRedacted {
             let event = view.event(at: position)
             do { try payloadCheck(event) } catch {
                 return LogProblem(position: position, kind: .undecodablePayload, detail: "\(event.type) v\(event.schemaVersion): \(error)")
             }
         }
+        // Only a record that passed every check moves the last link: whatever the problem,
+        // lastLink is the link of the record before the first bad position.
+        previousLink = link
         return nil
     }
 
