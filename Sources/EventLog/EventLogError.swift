@@ -2,8 +2,9 @@
 /// the operation, what was wrong, and where in the log when it applies.
 ///
 /// ```swift
-/// do { try store.append(events, expectedHead: 41) }
-/// catch let error as EventLogError where error.code == .headMismatch { reload and retry }
+/// do { try store.append(events, WriteOptions(expectedHead: 41)) }
+/// catch let error as EventLogError where error.code == .headMismatch { /* reload and retry */ }
+/// catch let error as EventLogError where error.code == .corrupt { print(error.position ?? 0, error.key ?? "") }
 /// ```
 public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable {
     public enum Code: String, Sendable {

@@ -102,7 +102,7 @@ final class ViewBuilder<Views: ProjectionSet> {
     /// Applies the source's log after ``position`` through `end`.
     func apply(through end: Position) throws {
         while position < end {
-            try applyChunk(through: end) { body in try source.read(body) }
+            try applyChunk(through: end) { body in try source.environment.read(body) }   // the log only: never refused as stale
             progress?(ReplayProgress(phase: .log, position: position, end: end, events: eventsApplied, seconds: seconds))
         }
     }

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// ```swift
 /// let env = try Environment(path: dir)
-/// let db = try env.write { txn in try txn.openDatabase("log", as: UInt64.self, [UInt8].self) }
+/// let db = try env.write { txn in try txn.createDatabase("log", as: UInt64.self, [UInt8].self) }
 /// try env.write { txn in try db.put([1, 2, 3], forKey: 1, in: txn) }
 /// let value = try env.read { txn in try db.get(1, in: txn) }
 /// ```

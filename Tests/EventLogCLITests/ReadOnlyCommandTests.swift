@@ -51,7 +51,10 @@ struct ReadOnlyCommandTests {
         let holder = try Child(["hold-write", "--store", store, "--seconds", "20"])
         defer { if holder.process.isRunning { holder.process.terminate() } }
         #expect(holder.waitFor("holding").contains("holding"))
-        for command in Self.readCommands(store) {
+        // The audits that read the live store and build elsewhere (a scratch environment, a new store).
+        let audits = [["replay", "--verify", "--json", "--store", store],
+                      ["replay", "--to", "3", "--into", dir.sub("as-of-3"), "--json", "--store", store]]
+        for command in Self.readCommands(store) + audits {
             // From process start to exit: the bound an operator sees.
             let started = DispatchTime.now().uptimeNanoseconds
             let run = try CLI.run(command)
