@@ -39,7 +39,7 @@ struct LogCommand: Subcommand {
     }
 
     func execute() throws {
-        let store = try location.openExisting()
+        let store = try location.openForReading()
         var printed = 0
         let limit = self.limit ?? .max
         guard limit > 0 else { return }
