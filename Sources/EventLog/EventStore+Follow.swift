@@ -55,7 +55,8 @@ extension EventStore {
         do {
             return try Self.stateDecoder.decode(FollowState.self, from: Data(bytes))
         } catch {
-            throw EventLogError(.corrupt, operation: "read follow state", "meta key follow is not the JSON of a follow state: \(error)")
+            throw EventLogError.corrupt(key: "follow", database: "meta", operation: "read follow state",
+                                        "\(bytes.count) bytes are not the JSON of a follow state: \(error)")
         }
     }
 
@@ -64,7 +65,8 @@ extension EventStore {
         let bytes = try read { try databases.meta.get("ship:" + stream, in: $0) }
         guard let bytes else { return nil }
         guard bytes.count == 8 else {
-            throw EventLogError(.corrupt, operation: "read shipping epoch", "meta key ship:\(stream) holds \(bytes.count) bytes; allowed: 8")
+            throw EventLogError.corrupt(key: "ship:" + stream, database: "meta", operation: "read shipping epoch",
+                                        "\(bytes.count) stored bytes; an epoch is 8")
         }
         return bytes.withUnsafeBytes { Int64(bigEndian: $0.loadUnaligned(as: Int64.self)) }
     }

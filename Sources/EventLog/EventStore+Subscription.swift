@@ -88,7 +88,8 @@ extension EventStore {
 
     /// The last position and its link.
     public func headAndLink() throws -> (position: Position, link: ChainLink) {
-        try read { try databases.head(in: $0) }
+        let head = try read { try databases.head(in: $0) }
+        return (head.position, head.link)
     }
 
     /// Returns when a commit of this `EventStore` lands, after `timeout`, or

@@ -30,7 +30,8 @@ public final class LogBatch {
         self.transaction = transaction
         self.databases = databases
         self.clock = clock
-        (head, link) = try databases.head(in: transaction)
+        let recorded = try databases.head(in: transaction)
+        (head, link) = (recorded.position, recorded.link)
         writers = try projections.map { try $0.makeWriter(in: transaction) }
     }
 

@@ -12,8 +12,10 @@ public struct LogVerification: Sendable, Equatable {
     public var head: Position
     /// The first thing wrong, or nil when the log is sound.
     public var firstProblem: LogProblem?
-    /// The link of the last record checked: write it down somewhere else,
-    /// and a later verification proves the history up to it was not rewritten.
+    /// The link of the last record that passed every check (the one before
+    /// the first bad position, whatever the problem; the zero link when that
+    /// is position 1): write it down somewhere else, and a later verification
+    /// proves the history up to it was not rewritten.
     public var lastLink: ChainLink
 
     public var isValid: Bool { firstProblem == nil }
@@ -70,7 +72,7 @@ extension EventStore {
     /// ```
     public func verify(payloadCheck: ((RecordedEvent) throws -> Void)? = nil,
                        progress: ((WalkProgress) -> Void)? = nil) throws -> LogVerification {
-        let (end, recorded) = try read { txn in
+        let (end, recorded) = try environment.read { txn in
             (try databases.head(in: txn), try databases.recordedHead(in: txn))
         }
         var report = LogVerification(recordsChecked: 0, bytesChecked: 0, head: end.position, firstProblem: nil, lastLink: .zero)
@@ -78,7 +80,7 @@ extension EventStore {
         var next: Position = 1
         let chunk = 8192
         walk: while next <= end.position {
-            let problem: LogProblem? = try read { txn in
+            let problem: LogProblem? = try environment.read { txn in
                 let cursor = try databases.log.cursor(in: txn)
                 var entry = try next.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
                 var count = 0
@@ -141,17 +143,19 @@ extension EventStore {
             return LogProblem(position: position, kind: .chainBreak,
                               detail: "the record's link does not follow from position \(position - 1)'s: the record was altered, moved or its predecessor replaced")
         }
-        previousLink = link
         if let payloadCheck, !view.isRedacted {
             let event = view.event(at: position)
             do { try payloadCheck(event) } catch {
                 return LogProblem(position: position, kind: .undecodablePayload, detail: "\(event.type) v\(event.schemaVersion): \(error)")
             }
         }
+        // Only a record that passed every check moves the last link: whatever the problem,
+        // lastLink is the link of the record before the first bad position.
+        previousLink = link
         return nil
     }
 
-    private func checkHead(end: (position: Position, link: ChainLink), recorded: (position: Position, link: ChainLink)?) throws -> LogProblem? {
+    private func checkHead(end: RecordedHead, recorded: RecordedHead?) throws -> LogProblem? {
         if let recorded, recorded.position != end.position || recorded.link != end.link {
             return LogProblem(position: min(recorded.position, end.position) + 1, kind: .truncated,
                               detail: "the store recorded its head at \(recorded.position); the log ends at \(end.position)")
@@ -160,7 +164,7 @@ extension EventStore {
             return LogProblem(position: 1, kind: .truncated, detail: "the store's recorded head is missing")
         }
         // Checkpoints and head from one transaction: writers may have moved both since the walk began.
-        return try read { txn in
+        return try environment.read { txn in
             let head = try databases.head(in: txn).position
             for projection in views.all {
                 if let checkpoint = try databases.checkpoint(of: projection.name, in: txn), checkpoint.position > head {

@@ -60,7 +60,7 @@ final class ViewBuilder<Views: ProjectionSet> {
             let header = try reader.readHeader()
             for projection in header.projections {
                 for name in projection.databases {
-                    let db = try target.write { try $0.createDatabase(name, as: RawBytes.self, RawBytes.self) }
+                    let db = try target.write { try $0.createDatabase(name, as: [UInt8].self, [UInt8].self) }
                     var remaining = try reader.read(UInt64.self)
                     var chunk = EntryChunk()
                     while remaining > 0 {
@@ -73,7 +73,7 @@ final class ViewBuilder<Views: ProjectionSet> {
                         }
                         try target.write { txn in
                             try chunk.forEach { key, value in
-                                try db.put(RawBytes(value), forKey: RawBytes(key), flags: .append, in: txn)
+                                try db.putBytes(value, forKey: key, flags: .append, in: txn)
                             }
                         }
                     }
@@ -102,7 +102,7 @@ final class ViewBuilder<Views: ProjectionSet> {
     /// Applies the source's log after ``position`` through `end`.
     func apply(through end: Position) throws {
         while position < end {
-            try applyChunk(through: end) { body in try source.read(body) }
+            try applyChunk(through: end) { body in try source.environment.read(body) }   // the log only: never refused as stale
             progress?(ReplayProgress(phase: .log, position: position, end: end, events: eventsApplied, seconds: seconds))
         }
     }
@@ -158,12 +158,4 @@ struct EntryChunk {
             }
         }
     }
-}
-
-/// Borrowed bytes as an LMDB key or value, for copying without a copy.
-struct RawBytes: LMDBCodable {
-    let bytes: UnsafeRawBufferPointer
-    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
-    func withEncodedBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try body(bytes) }
-    static func decode(lmdbBytes bytes: UnsafeRawBufferPointer) throws -> RawBytes { RawBytes(bytes) }
 }

@@ -11,7 +11,7 @@ import SyntheticWorkload
 struct SyntheticAppender: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Append or read synthetic events (engine tests and the append benchmark).",
-        subcommands: [Append.self, Read.self, Bench.self, Rebuild.self])
+        subcommands: [Append.self, Read.self, Bench.self, Rebuild.self, HoldWrite.self, HoldReaders.self, NestedWrite.self, SetCheckpoint.self])
 }
 
 struct StoreArguments: ParsableArguments {

@@ -88,7 +88,7 @@ struct VerificationTests {
         #expect(report.firstProblem?.kind == .malformedRecord)
     }
 
-    @Test("a payload that does not decode is named by the caller's check")
+    @Test("a payload that does not decode is named by the caller's check; lastLink is the record before it, as for every problem")
     func undecodablePayload() throws {
         struct NotMine: Error {}
         let dir = TemporaryDirectory()
@@ -98,6 +98,12 @@ struct VerificationTests {
         let report = try store.verify(payloadCheck: { if $0.type == "bad" { throw NotMine() } })
         #expect(report.firstProblem?.position == 2)
         #expect(report.firstProblem?.kind == .undecodablePayload)
+        let firstLink = try store.environment.read { txn -> [UInt8] in
+            let log: Database<UInt64, [UInt8]> = try txn.openDatabase("log")
+            return Array(try #require(try log.get(1, in: txn))[52..<84])
+        }
+        #expect(report.recordsChecked == 1)
+        #expect(report.lastLink.bytes == firstLink, "lastLink moved past the undecodable record")
     }
 }
 
