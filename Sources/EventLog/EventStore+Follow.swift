@@ -50,7 +50,7 @@ extension EventStore {
 
     /// What this store, as a follower, last knew of its stream; nil when it follows none.
     public func followState() throws -> FollowState? {
-        let bytes = try read { try databases.meta.get("follow", in: $0) }
+        let bytes = try environment.read { try databases.meta.get("follow", in: $0) }
         guard let bytes else { return nil }
         do {
             return try Self.stateDecoder.decode(FollowState.self, from: Data(bytes))
@@ -62,7 +62,7 @@ extension EventStore {
 
     /// The epoch this store ships to `stream` as its leader; nil when it never shipped there.
     public func shippingEpoch(stream: String) throws -> Int64? {
-        let bytes = try read { try databases.meta.get("ship:" + stream, in: $0) }
+        let bytes = try environment.read { try databases.meta.get("ship:" + stream, in: $0) }
         guard let bytes else { return nil }
         guard bytes.count == 8 else {
             throw EventLogError.corrupt(key: "ship:" + stream, database: "meta", operation: "read shipping epoch",
@@ -73,7 +73,7 @@ extension EventStore {
 
     /// Every stream this store ships to, with its epoch, by name.
     public func shippingEpochs() throws -> [(stream: String, epoch: Int64)] {
-        try read { txn in
+        try environment.read { txn in
             var result: [(stream: String, epoch: Int64)] = []
             let cursor = try databases.meta.cursor(in: txn)
             var entry = try cursor.seek(atOrAfter: "ship:")

@@ -50,7 +50,7 @@ extension EventStore {
 
     /// The record at `position` exactly as stored, or nil past the head.
     public func record(at position: Position) throws -> LogRecord? {
-        try read { txn in
+        try environment.read { txn in
             try databases.log.withValue(forKey: position, in: txn) { bytes in
                 guard RecordLayout.View(bytes: bytes).isWellFormed else {
                     throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: position)
@@ -63,7 +63,7 @@ extension EventStore {
     /// Up to `limit` records (and about `maxBytes`) after `position`, exactly
     /// as stored, from one read transaction; empty when `position` is the head.
     public func records(after position: Position, limit: Int = 1_000, maxBytes: Int = 4 << 20) throws -> [LogRecord] {
-        try read { txn in
+        try environment.read { txn in
             var result: [LogRecord] = []
             var bytes = 0
             let cursor = try databases.log.cursor(in: txn)
@@ -86,9 +86,10 @@ extension EventStore {
         }
     }
 
-    /// The last position and its link.
+    /// The last position and its link. (This and the reads above read the
+    /// log alone, so a read-only store serves them whatever its views.)
     public func headAndLink() throws -> (position: Position, link: ChainLink) {
-        let head = try read { try databases.head(in: $0) }
+        let head = try environment.read { try databases.head(in: $0) }
         return (head.position, head.link)
     }
 
