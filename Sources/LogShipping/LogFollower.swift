@@ -174,7 +174,8 @@ public final class LogFollower<Views: ProjectionSet>: Sendable {
             local = (last.position, last.link)
             totals.records += UInt64(records.count)
             totals.bytes += UInt64(records.reduce(0) { $0 + $1.bytes.count })
-            if local.position == head.position, let refreshed = try await tables.head() { head = refreshed }
+            // With `once`, the run ends at the stream's head as it started.
+            if !once, local.position == head.position, let refreshed = try await tables.head() { head = refreshed }
             progress?(report(head: head, local: local.position, totals: totals, started: started))
         }
     }

@@ -124,21 +124,26 @@ public final class LogShipper<Views: ProjectionSet>: Sendable {
         let epoch = try await establishEpoch(tables, takeOver: takeOver)
         takeOver = false
         var (shipped, link) = try await checkHistory(tables)
+        // With `once`, the run ends at the store's head as it starts: a
+        // shipper beside busy writers does not chase them for ever.
+        var storeHead = try store.headAndLink().position
         while true {
             try Task.checkCancellation()
-            let seen = store.commitGeneration
-            let batch = try await store.records(after: shipped, limit: options.batchRecords, maxBytes: options.batchBytes)
-            let storeHead = batch.last?.position ?? shipped
             func report() -> ShipProgress {
                 ShipProgress(stream: stream, epoch: epoch, position: shipped, link: link, storeHead: storeHead,
                              records: totals.records, bytes: totals.bytes,
                              seconds: Double((ContinuousClock.now - started) / .milliseconds(1)) / 1000)
             }
+            if once && shipped >= storeHead { return report() }
+            let seen = store.commitGeneration
+            let limit = once ? min(options.batchRecords, Int(storeHead - shipped)) : options.batchRecords
+            let batch = try await store.records(after: shipped, limit: limit, maxBytes: options.batchBytes)
             guard let last = batch.last else {
                 if once { return report() }
                 await store.waitForCommit(after: seen, timeout: options.pollInterval)
                 continue
             }
+            storeHead = max(storeHead, last.position)
             guard try await ship(batch, epoch: epoch, after: shipped, link: link, tables: tables) else { return nil }
             shipped = last.position
             link = last.link
