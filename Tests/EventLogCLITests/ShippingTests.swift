@@ -227,3 +227,37 @@ struct ShippingTests {
         #expect(again["streamHead"] as? Int == target.head)
     }
 }
+
+/// Shipping's bad input, without a server: clear errors, nothing written.
+@Suite("Shipping arguments")
+struct ShippingArgumentTests {
+    @Test("an unreachable server, a bad URL or stream name: an error naming what is wrong, the password never printed, no store left behind")
+    func badInput() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let leader = dir.sub("leader")
+        #expect(try CLI.run(["apply", "--store", leader, try dir.file("ops.jsonl", [ShippingSample.declare()])]).status == 0)
+        // Port 1 on loopback: nothing listens there.
+        let unreachable = try CLI.run(["ship", "--store", leader, "--to", "postgres://app:s3cret@127.0.0.1:1/events", "--stream", "s", "--once"])
+        #expect(unreachable.status != 0)
+        #expect(unreachable.stderr.contains("eventlog ship: connect: cannot connect to postgres://app:***@127.0.0.1:1/events"), "\(unreachable.stderr)")
+        #expect(!unreachable.stderr.contains("s3cret"))
+        let follow = try CLI.run(["follow", "--store", dir.sub("follower"), "--from", "postgres://app@127.0.0.1:1/events", "--stream", "s", "--once"])
+        #expect(follow.status != 0 && follow.stderr.contains("cannot connect"), "\(follow.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.sub("follower/data.mdb")))
+        let restore = try CLI.run(["restore", "--from", "postgres://app@127.0.0.1:1/events", "--stream", "s", "--into", dir.sub("restored")])
+        #expect(restore.status != 0 && restore.stderr.contains("cannot connect"), "\(restore.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.sub("restored/data.mdb")))
+        for (url, why) in [("postgres://127.0.0.1/x", "no user"), ("postgres://u@h/x?sslmode=maybe", "sslmode=maybe is not disable, prefer or require"),
+                           ("postgres://u@h/x?color=red", "unknown parameter color")] {
+            let result = try CLI.run(["ship", "--store", leader, "--to", url, "--stream", "s", "--once"])
+            #expect(result.status != 0 && result.stderr.contains(why) && result.stderr.contains("allowed: postgres://"), "\(url): \(result.stderr)")
+        }
+        let longName = String(repeating: "x", count: 129)
+        let name = try CLI.run(["ship", "--store", leader, "--to", "postgres://u@127.0.0.1:1/x", "--stream", longName, "--once"])
+        #expect(name.status != 0 && name.stderr.contains("allowed: 1 to 128 of A-Z a-z 0-9 . _ -"), "\(name.stderr)")
+        // The leader's store is as it was: no shipping state recorded.
+        let stats = try CLI.run(["stats", "--store", leader, "--json"]).object()
+        #expect(stats["ships"] == nil && stats["head"] as? Int == 1)
+    }
+}
