@@ -83,6 +83,33 @@ struct SubscriptionTests {
         #expect(sample == (try store.record(at: sample.position)))
     }
 
+    @Test("a commit of this process wakes a caught-up subscription (it does not wait for its poll)")
+    func wokenByCommit() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore<SyntheticViews>(path: dir.path, options: fastOptions())
+        var options = SubscriptionOptions()
+        options.pollInterval = .seconds(3600)   // polling would never deliver within the test
+        let task = Task { () throws -> [Position] in
+            var seen: [Position] = []
+            for try await record in store.subscribe(from: 1, options: options) {
+                seen.append(record.position)
+                if seen.count == 6 { break }
+            }
+            return seen
+        }
+        for round in 0..<3 {
+            try await Task.sleep(for: .milliseconds(50))   // let it catch up and wait
+            try await store.append(events(2, writer: 1, from: UInt64(round * 2)))
+        }
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(60))
+            task.cancel()
+        }
+        #expect(try await task.value == [1, 2, 3, 4, 5, 6])
+        watchdog.cancel()
+    }
+
     @Test("a caught-up subscription ends when its task is cancelled")
     func cancellation() async throws {
         let dir = TemporaryDirectory()
