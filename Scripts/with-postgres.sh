@@ -8,6 +8,7 @@
 #   EVENTLOG_TEST_POSTGRES_RESTART  a script that crashes the server
 #                                   (pg_ctl stop -m immediate) and starts it again
 # Usage: bash Scripts/with-postgres.sh swift test --skip-build
+# (The command's standard input is /dev/null.)
 set -euo pipefail
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
@@ -43,4 +44,12 @@ chmod 755 "$dir/restart.sh"
 export EVENTLOG_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres"
 export EVENTLOG_TEST_POSTGRES_RESTART="$dir/restart.sh"
 echo "with-postgres: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (data in $dir)" >&2
-"$@"
+# The command runs in the background (stdin: /dev/null) so that a TERM or
+# INT sent to this script stops it and the server at once.
+"$@" </dev/null &
+child=$!
+trap 'kill "$child" 2>/dev/null; exit 143' TERM INT HUP
+set +e
+wait "$child"
+status=$?
+exit "$status"
