@@ -2,7 +2,9 @@ import Foundation
 
 /// Keys of the attribute index (database `values`, values empty): one key
 /// per value of a structured attribute, sorted so that an equality, a
-/// prefix or a range of a query is a cursor range.
+/// prefix or a range of a query is a cursor range. In the database each key
+/// follows the space id (u32 big-endian, ``TextIndex/scoped(_:)``); these
+/// functions build what comes after it.
 ///
 /// ```
 /// name bytes, 0x00, type, encoded value, u32 document id (big-endian)

@@ -1,5 +1,5 @@
-/// The counts BM25 needs, kept exact under replace and delete (key `stats`
-/// of database `meta`).
+/// The counts BM25 needs for one space, kept exact under replace and delete
+/// (key `space ‖ "stats"` of database `meta`; absent: all zero).
 ///
 /// ```
 /// u8   format (1)

@@ -17,6 +17,9 @@ import LMDB
 /// - `&&` evaluates its right side only within the left side's result;
 ///   `!=` is the complement of `==` within what is being evaluated.
 ///
+/// Every key it reads is of the index's space (a range of keys that start
+/// with the space id); ``reads`` counts the lookups (see ``ReadCost``).
+///
 /// ```swift
 /// var evaluator = try QueryEvaluator(index: index, txn: txn)
 /// let ids = try evaluator.evaluate(expression, within: nil)
@@ -29,6 +32,8 @@ struct QueryEvaluator {
     let postings: Cursor<[UInt8], [UInt8]>
     let blockCount: Int
     var universe: Set<UInt32>?
+    /// LMDB lookups made.
+    var reads = 2
 
     init(index: TextIndex, txn: ReadTransaction) throws {
         self.index = index
@@ -86,10 +91,11 @@ struct QueryEvaluator {
     // MARK: Numbers and dates
 
     /// Documents with a value of `type` in attribute `name` that satisfies `test`.
-    func numbers(_ name: String, type: Character, within: Set<UInt32>?,
+    mutating func numbers(_ name: String, type: Character, within: Set<UInt32>?,
                           _ test: (Double) -> Bool) throws -> Set<UInt32> {
-        let prefix = AttributeKey.prefix(name: name, type: type)
+        let prefix = index.scoped(AttributeKey.prefix(name: name, type: type))
         var result = Set<UInt32>()
+        reads += 1
         var entry = try prefix.withUnsafeBytes { try values.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.count == prefix.count + 12, e.key.starts(with: prefix) {
             let v = AttributeKey.number(fromOrderable: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
@@ -97,6 +103,7 @@ struct QueryEvaluator {
                 let id = UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: prefix.count + 8, as: UInt32.self))
                 if within?.contains(id) ?? true { result.insert(id) }
             }
+            reads += 1
             entry = try values.nextBytes()
         }
         return result
@@ -112,7 +119,8 @@ struct QueryEvaluator {
         var result = Set<UInt32>()
         let nameBytes = Array(name.utf8)
         for id in scope.sorted() {
-            let match = try index.docs.withValue(forKey: UInt32Key(id), in: txn) { bytes in
+            reads += 1
+            let match = try index.docs.withValue(forKey: SpaceKey(space: index.spaceId, id), in: txn) { bytes in
                 let (header, values) = try DocumentRecord.values(named: nameBytes, in: bytes)
                 return QueryEvaluator.matches(header, name, values, pattern)
             }
@@ -202,10 +210,11 @@ struct QueryEvaluator {
 
     /// Documents whose postings for `term` (or any term starting with it)
     /// have field bit `bit`.
-    func postingDocuments(_ term: [UInt8], prefix: Bool, bit: UInt8, within: Set<UInt32>?) throws -> Set<UInt32> {
+    mutating func postingDocuments(_ term: [UInt8], prefix: Bool, bit: UInt8, within: Set<UInt32>?) throws -> Set<UInt32> {
         var result = Set<UInt32>()
         for block in 0..<blockCount {
-            let key = TextIndex.postingKey(block: UInt32(block), term: term)
+            let key = index.postingKey(block: UInt32(block), term: term)
+            reads += 1
             var entry = try key.withUnsafeBytes { prefix ? try postings.seekBytes(atOrAfter: $0) : try postings.seekBytes(exactly: $0) }
             while let e = entry, e.key.starts(with: key) {
                 var r = ByteReader(e.value)
@@ -223,33 +232,42 @@ struct QueryEvaluator {
                     }
                 }
                 if !prefix { break }
+                reads += 1
                 entry = try postings.nextBytes()
             }
         }
         return result
     }
 
-    /// Documents with a value in a text field of `field`'s slot (database `masks`).
-    func documentsWithField(_ field: IndexField) throws -> Set<UInt32> {
+    /// Documents with a value in a text field of `field`'s slot (database
+    /// `masks`, the space's range).
+    mutating func documentsWithField(_ field: IndexField) throws -> Set<UInt32> {
         var result = Set<UInt32>()
         let cursor = try index.masks.cursor(in: txn)
-        var entry = try cursor.firstBytes()
-        while let e = entry {
-            let block = UInt32(bigEndian: e.key.loadUnaligned(as: UInt32.self))
+        let space = index.spacePrefix
+        reads += 1
+        var entry = try SpaceKey(space: index.spaceId, 0).withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.starts(with: space) {
+            let block = UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
             for (offset, mask) in e.value.enumerated() where mask & field.bit != 0 {
                 result.insert(block << TextIndex.blockShift | UInt32(offset))
             }
+            reads += 1
             entry = try cursor.nextBytes()
         }
         return result
     }
 
-    /// Document ids of the attribute-index keys that start with `prefix`.
-    func valueRange(_ prefix: [UInt8]) throws -> Set<UInt32> {
+    /// Document ids of the space's attribute-index keys that start with
+    /// `prefix` (an attribute key without the space id).
+    mutating func valueRange(_ prefix: [UInt8]) throws -> Set<UInt32> {
         var result = Set<UInt32>()
+        let prefix = index.scoped(prefix)
+        reads += 1
         var entry = try prefix.withUnsafeBytes { try values.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.starts(with: prefix) {
             result.insert(UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: e.key.count - 4, as: UInt32.self)))
+            reads += 1
             entry = try values.nextBytes()
         }
         return result
@@ -276,9 +294,12 @@ struct QueryEvaluator {
         if let universe { return universe }
         var result = Set<UInt32>()
         let cursor = try index.ids.cursor(in: txn)
-        var entry = try cursor.firstBytes()
-        while let e = entry {
+        let space = index.spacePrefix
+        reads += 1
+        var entry = try space.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.starts(with: space) {
             result.insert(UInt32(bigEndian: e.value.loadUnaligned(as: UInt32.self)))
+            reads += 1
             entry = try cursor.nextBytes()
         }
         universe = result

@@ -10,6 +10,9 @@ import LMDB
 /// weight is at most the score of the `keep`-th best document so far: they
 /// cannot bring a document into the top `keep`. Documents below that score
 /// are dropped as found (the result says it is not complete).
+///
+/// It reads the postings of one space (the index's): keys
+/// `space ‖ block ‖ term`, for the space's blocks only.
 struct Searcher {
     let index: TextIndex
     let txn: ReadTransaction
@@ -18,6 +21,8 @@ struct Searcher {
     /// `factor[slot * 256 + norm]`: weight / (1 − b + b · len / avglen).
     var factor: [Double]
     let blockCount: Int
+    /// LMDB lookups made (see ``ReadCost``).
+    var reads = 0
 
     init(index: TextIndex, txn: ReadTransaction, stats: IndexStatistics) throws {
         self.index = index
@@ -73,7 +78,7 @@ struct Searcher {
     /// The postings of `term` in every block (`prefix`: of every term that
     /// starts with it).
     mutating func lookup(_ term: [UInt8], prefix: Bool, exactOnly: Bool = false) throws -> WordPostings {
-        var key = [UInt8](repeating: 0, count: 4) + term
+        var key = index.postingKey(block: 0, term: term)
         var word = WordPostings()
         var exactTerm: Int32 = -1
         // Terms are told apart by a hash of their bytes (FNV-1a, fixed), in a
@@ -81,7 +86,8 @@ struct Searcher {
         var table = [Int32](repeating: -1, count: 1024)
         var hashes: [UInt64] = []
         for block in 0..<blockCount {
-            withUnsafeBytes(of: UInt32(block).bigEndian) { for i in 0..<4 { key[i] = $0[i] } }
+            withUnsafeBytes(of: UInt32(block).bigEndian) { for i in 0..<4 { key[4 + i] = $0[i] } }
+            reads += 1
             if !prefix || exactOnly {
                 if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
                     if word.weights.isEmpty {
@@ -96,7 +102,7 @@ struct Searcher {
             }
             var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
             while let e = entry, e.key.count >= key.count, e.key.starts(with: key) {
-                let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[4...]))
+                let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[8...]))
                 var mask = table.count - 1
                 var slot = Int(truncatingIfNeeded: h) & mask
                 while table[slot] >= 0 && hashes[Int(table[slot])] != h { slot = (slot + 1) & mask }
@@ -120,6 +126,7 @@ struct Searcher {
                 }
                 word.documentFrequencies[Int(t)] += try PostingList.count(e.value)
                 word.entries.append((t, Int32(block), e.value))
+                reads += 1
                 entry = try cursor.nextBytes()
             }
         }

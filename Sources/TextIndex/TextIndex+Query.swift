@@ -14,14 +14,29 @@ extension TextIndex {
     /// Throws ``QueryError`` (with the column) for a malformed query or an
     /// attribute not in ``queryAttributes``.
     public func query(_ text: String, now: Date, in txn: ReadTransaction) throws -> [SearchHit] {
+        var cost = ReadCost()
+        return try query(text, now: now, cost: &cost, in: txn)
+    }
+
+    /// ``query(_:now:in:)``, adding to `cost` the LMDB lookups it made.
+    public func query(_ text: String, now: Date, cost: inout ReadCost, in txn: ReadTransaction) throws -> [SearchHit] {
         let expression = try QueryParser.parse(text, now: now, attributes: queryAttributes)
-        return try query(expression, now: now, in: txn)
+        return try query(expression, now: now, cost: &cost, in: txn)
     }
 
     /// The documents matching a parsed query; see ``query(_:now:in:)``.
     public func query(_ expression: QueryExpression, now: Date, in txn: ReadTransaction) throws -> [SearchHit] {
+        var cost = ReadCost()
+        return try query(expression, now: now, cost: &cost, in: txn)
+    }
+
+    /// ``query(_:now:in:)`` of a parsed query, adding to `cost` the LMDB lookups it made.
+    public func query(_ expression: QueryExpression, now: Date, cost: inout ReadCost,
+                      in txn: ReadTransaction) throws -> [SearchHit] {
         var evaluator = try QueryEvaluator(index: self, txn: txn)
         let ids = try evaluator.evaluate(expression, within: nil)
+        var reads = evaluator.reads
+        defer { cost.keys += reads }
         var hits: [SearchHit] = []
         var keys: [[UInt8]] = []
         hits.reserveCapacity(ids.count)
@@ -35,29 +50,36 @@ extension TextIndex {
             // Many results: one pass over `ids` (kind 0x00 identifier → id) and
             // one range of expiration dates beat a random read per document.
             var expired = Set<UInt32>()
-            let prefix = AttributeKey.prefix(name: "expirationDate", type: "d")
+            let prefix = scoped(AttributeKey.prefix(name: "expirationDate", type: "d"))
             let limit = now.timeIntervalSinceReferenceDate
             let valuesCursor = try values.cursor(in: txn)
+            reads += 1
             var v = try prefix.withUnsafeBytes { try valuesCursor.seekBytes(atOrAfter: $0) }
             while let e = v, e.key.count == prefix.count + 12, e.key.starts(with: prefix) {
                 let t = AttributeKey.number(fromOrderable: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
                 if t > limit { break }
                 expired.insert(UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: prefix.count + 8, as: UInt32.self)))
+                reads += 1
                 v = try valuesCursor.nextBytes()
             }
             let cursor = try self.ids.cursor(in: txn)
-            var entry = try cursor.firstBytes()
-            while let e = entry {
+            let space = spacePrefix
+            reads += 1
+            var entry = try space.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+            while let e = entry, e.key.starts(with: space) {
                 let id = UInt32(bigEndian: e.value.loadUnaligned(as: UInt32.self))
-                if ids.contains(id) && !expired.contains(id), let nul = e.key.firstIndex(of: 0) {
-                    add(kind: String(decoding: UnsafeRawBufferPointer(rebasing: e.key[..<nul]), as: UTF8.self),
-                        identifier: String(decoding: UnsafeRawBufferPointer(rebasing: e.key[(nul + 1)...]), as: UTF8.self))
+                let identity = UnsafeRawBufferPointer(rebasing: e.key[4...])
+                if ids.contains(id) && !expired.contains(id), let nul = identity.firstIndex(of: 0) {
+                    add(kind: String(decoding: UnsafeRawBufferPointer(rebasing: identity[..<nul]), as: UTF8.self),
+                        identifier: String(decoding: UnsafeRawBufferPointer(rebasing: identity[(nul + 1)...]), as: UTF8.self))
                 }
+                reads += 1
                 entry = try cursor.nextBytes()
             }
         } else {
             for id in ids {
-                guard let doc = try docs.withValue(forKey: UInt32Key(id), in: txn, { try DocumentRecord.decodeHeader($0) }),
+                reads += 1
+                guard let doc = try docs.withValue(forKey: SpaceKey(space: spaceId, id), in: txn, { try DocumentRecord.decodeHeader($0) }),
                       !doc.isExpired(at: now) else { continue }
                 add(kind: doc.kind, identifier: doc.identifier)
             }

@@ -24,6 +24,13 @@ extension TextIndex {
     /// `idf · t / (k1 + t)` with `t = Σ_fields weight · tf / (1 − b + b · len / avglen)`
     /// (BM25F; weights in ``IndexField``), summed over the query words.
     public func search(_ text: String, now: Date, limit: Int = 20, in txn: ReadTransaction) throws -> [SearchHit] {
+        var cost = ReadCost()
+        return try search(text, now: now, limit: limit, cost: &cost, in: txn)
+    }
+
+    /// ``search(_:now:limit:in:)``, adding to `cost` the LMDB lookups it made.
+    public func search(_ text: String, now: Date, limit: Int = 20, cost: inout ReadCost,
+                       in txn: ReadTransaction) throws -> [SearchHit] {
         guard limit > 0 else { return [] }
         var tokenizer = Tokenizer()
         var words = tokenizer.terms(text).map { Array($0.utf8) }
@@ -33,20 +40,24 @@ extension TextIndex {
         let last = words.removeLast()
         words = words.filter { seen.insert($0).inserted }
         let stats = try statistics(in: txn)
+        cost.keys += 1
         guard stats.documentCount > 0 else { return [] }
         var searcher = try Searcher(index: self, txn: txn, stats: stats)
+        defer { cost.keys += searcher.reads }
         // First keep only what can reach the top `limit`; when expired
         // documents push the answer below that, search again keeping all.
         let pruned = try searcher.run(exact: words, prefix: last, keep: limit)
-        if let hits = try rank(pruned.scored, complete: pruned.complete, now: now, limit: limit, in: txn) { return hits }
+        if let hits = try rank(pruned.scored, complete: pruned.complete, now: now, limit: limit,
+                               reads: &searcher.reads, in: txn) { return hits }
         let all = try searcher.run(exact: words, prefix: last, keep: Int.max)
-        return try rank(all.scored, complete: true, now: now, limit: limit, in: txn) ?? []
+        return try rank(all.scored, complete: true, now: now, limit: limit, reads: &searcher.reads, in: txn) ?? []
     }
 
     /// Orders scored documents, drops the expired, breaks ties by identifier.
     /// Nil when `scored` is not `complete` and the answer needs more of it.
+    /// `reads`: incremented per document read.
     func rank(_ scored: [(id: UInt32, score: Double)], complete: Bool, now: Date, limit: Int,
-              in txn: ReadTransaction) throws -> [SearchHit]? {
+              reads: inout Int, in txn: ReadTransaction) throws -> [SearchHit]? {
         var k = limit
         while true {
             // The k best by (score, id); then everything tied with the k-th.
@@ -56,7 +67,9 @@ extension TextIndex {
             var hits: [(hit: SearchHit, expired: Bool)] = []
             hits.reserveCapacity(group.count)
             for c in group {
-                guard let doc = try docs.withValue(forKey: UInt32Key(c.id), in: txn, { try DocumentRecord.decodeHeader($0) })
+                reads += 1
+                guard let doc = try docs.withValue(forKey: SpaceKey(space: spaceId, c.id), in: txn,
+                                                   { try DocumentRecord.decodeHeader($0) })
                 else { continue }
                 hits.append((SearchHit(kind: doc.kind, identifier: doc.identifier, score: c.score), doc.isExpired(at: now)))
             }

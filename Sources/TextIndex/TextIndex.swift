@@ -25,6 +25,8 @@ import LMDB
 /// document), `terms` (document id → its terms and field lengths),
 /// `postings` (block and term → documents), `values` (attribute index),
 /// `masks` (block → which text fields each document has), `meta` (statistics).
+/// Every key starts with a space id (u32, big-endian): ``space(_:)`` scopes
+/// the index to one space, with its own documents, ids and statistics.
 ///
 /// Everything written is a function of the calls made: no clock, no
 /// randomness, no dictionary order. The same calls in the same transactions
@@ -38,14 +40,17 @@ public struct TextIndex: Sendable {
     static let blockSize = 1 << Int(blockShift)
 
     let ids: Database<[UInt8], [UInt8]>
-    let docs: Database<UInt32Key, [UInt8]>
-    let terms: Database<UInt32Key, [UInt8]>
+    let docs: Database<SpaceKey, [UInt8]>
+    let terms: Database<SpaceKey, [UInt8]>
     let postings: Database<[UInt8], [UInt8]>
     let values: Database<[UInt8], [UInt8]>
-    let masks: Database<UInt32Key, [UInt8]>
-    let meta: Database<String, [UInt8]>
+    let masks: Database<SpaceKey, [UInt8]>
+    let meta: Database<[UInt8], [UInt8]>
     /// The attribute names the query language accepts.
     public let queryAttributes: Set<String>
+    /// The space this value reads and writes: 0 for the index as opened,
+    /// another for a value made by ``space(_:)``.
+    public private(set) var spaceId: UInt32 = 0
 
     /// The attributes of the specification's query language: Core Spotlight's
     /// attribute set, `domainIdentifier`, `uniqueIdentifier`,
@@ -78,6 +83,29 @@ public struct TextIndex: Sendable {
         ["ids", "docs", "terms", "postings", "values", "masks", "meta"].map { prefix + $0 }
     }
 
+    /// The same index scoped to space `id`: every read and write of the
+    /// result (``writer(in:)``, ``search(_:now:limit:in:)``,
+    /// ``query(_:now:in:)``, ``statistics(in:)``, ``document(kind:identifier:in:)``,
+    /// ``documents(in:)``) touches only that space's keys. Each space has
+    /// its own document ids (dense, from 0) and its own statistics, so a
+    /// space ranks exactly as an index holding only its documents would.
+    /// The index as opened is space 0.
+    ///
+    /// ```swift
+    /// let alice = index.space(1)
+    /// try env.write { txn in
+    ///     let writer = alice.writer(in: txn)
+    ///     try writer.upsert(IndexDocument(kind: "item", identifier: "order-1", fields: ["title": ["Oat latte"]]))
+    ///     try writer.flush()
+    /// }
+    /// try env.read { txn in try alice.search("latte", now: Date(), in: txn) }   // space 1's documents only
+    /// ```
+    public func space(_ id: UInt32) -> TextIndex {
+        var scoped = self
+        scoped.spaceId = id
+        return scoped
+    }
+
     /// A writer bound to `txn`. Call ``TextIndexWriter/flush()`` before the
     /// transaction commits; make a new writer in each transaction (and in each
     /// run of a write closure that LMDB repeats after growing the map).
@@ -85,35 +113,84 @@ public struct TextIndex: Sendable {
         TextIndexWriter(index: self, transaction: txn)
     }
 
-    /// The statistics as of `txn`.
+    /// The space's statistics as of `txn`.
     public func statistics(in txn: ReadTransaction) throws -> IndexStatistics {
-        try meta.withValue(forKey: "stats", in: txn) { try IndexStatistics(decoding: $0) } ?? IndexStatistics()
+        try meta.withValue(forKey: metaKey(TextIndex.statisticsKey), in: txn) { try IndexStatistics(decoding: $0) }
+            ?? IndexStatistics()
     }
 
-    /// The stored document of `kind` and `identifier`, or nil.
+    /// The stored document of `kind` and `identifier` in the space, or nil.
     public func document(kind: String, identifier: String, in txn: ReadTransaction) throws -> IndexDocument? {
         guard let id = try documentId(TextIndex.identityKey(kind: kind, identifier: identifier), in: txn) else { return nil }
-        return try docs.withValue(forKey: UInt32Key(id), in: txn) { try DocumentRecord.decode($0) }
+        return try docs.withValue(forKey: SpaceKey(space: spaceId, id), in: txn) { try DocumentRecord.decode($0) }
     }
 
-    /// Every stored document, by internal id (the order they were first added).
+    /// Every stored document of the space, by internal id (the order they
+    /// were first added).
     public func documents(in txn: ReadTransaction) throws -> [IndexDocument] {
         var result: [IndexDocument] = []
         let cursor = try docs.cursor(in: txn)
-        var entry = try cursor.firstBytes()
-        while let e = entry {
+        let prefix = spacePrefix
+        var entry = try SpaceKey(space: spaceId, 0).withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.starts(with: prefix) {
             result.append(try DocumentRecord.decode(e.value))
             entry = try cursor.nextBytes()
         }
         return result
     }
 
-    /// The names ever used for text fields (key `fields` of `meta`: varint
-    /// count, then each name as varint length and UTF-8, sorted by bytes).
-    /// Only grows, until ``TextIndexWriter/removeAll()``. A query on a name
-    /// that was never a text field needs no postings.
+    /// Deletes every key of the space from every database: one cursor range
+    /// a database (the space's keys are contiguous in each), the other
+    /// spaces' bytes untouched.
+    func removeSpace(in txn: WriteTransaction) throws {
+        let prefix = spacePrefix
+        try TextIndex.removeRange(ids, prefix, in: txn)
+        try TextIndex.removeRange(docs, prefix, in: txn)
+        try TextIndex.removeRange(terms, prefix, in: txn)
+        try TextIndex.removeRange(postings, prefix, in: txn)
+        try TextIndex.removeRange(values, prefix, in: txn)
+        try TextIndex.removeRange(masks, prefix, in: txn)
+        try TextIndex.removeRange(meta, prefix, in: txn)
+    }
+
+    static func removeRange<K, V>(_ db: Database<K, V>, _ prefix: [UInt8], in txn: WriteTransaction) throws {
+        let cursor = try db.cursor(in: txn)
+        var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.starts(with: prefix) {
+            try cursor.deleteCurrent()
+            // After `mdb_cursor_del` the cursor stands on the next pair: MDB_NEXT returns it.
+            entry = try cursor.nextBytes()
+        }
+    }
+
+    /// Key names in `meta`, after the space id.
+    static let statisticsKey = "stats"
+    static let fieldNamesKey = "fields"
+
+    /// The space id, 4 bytes big-endian: the start of every key of the space.
+    var spacePrefix: [UInt8] {
+        withUnsafeBytes(of: spaceId.bigEndian) { Array($0) }
+    }
+
+    /// `rest` after the space id: a key of the space.
+    func scoped(_ rest: some Collection<UInt8>) -> [UInt8] {
+        var key = [UInt8]()
+        key.reserveCapacity(4 + rest.count)
+        withUnsafeBytes(of: spaceId.bigEndian) { key.append(contentsOf: $0) }
+        key.append(contentsOf: rest)
+        return key
+    }
+
+    /// `space ‖ name` (ASCII), a key of database `meta`.
+    func metaKey(_ name: String) -> [UInt8] { scoped(name.utf8) }
+
+    /// The names ever used for text fields in the space (key
+    /// `space ‖ "fields"` of `meta`: varint count, then each name as varint
+    /// length and UTF-8, sorted by bytes). Only grows, until
+    /// ``TextIndexWriter/removeAll()``. A query on a name that was never a
+    /// text field needs no postings.
     func textFieldNames(in txn: ReadTransaction) throws -> Set<String> {
-        try meta.withValue(forKey: "fields", in: txn) { bytes in
+        try meta.withValue(forKey: metaKey(TextIndex.fieldNamesKey), in: txn) { bytes in
             var r = ByteReader(bytes)
             let n = try r.int()
             var names = Set<String>()
@@ -130,14 +207,16 @@ public struct TextIndex: Sendable {
         return w.bytes
     }
 
+    /// The space's document id of `identity` (`kind 0x00 identifier`).
     func documentId(_ identity: [UInt8], in txn: ReadTransaction) throws -> UInt32? {
-        try ids.withValue(forKey: identity, in: txn) { bytes in
+        try ids.withValue(forKey: scoped(identity), in: txn) { bytes in
             guard bytes.count == 4 else { throw TextIndexError.corrupt("document id") }
             return UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))
         }
     }
 
-    /// `kind 0x00 identifier`, the key of database `ids`.
+    /// `kind 0x00 identifier`: a document's identity within a space (the key
+    /// of database `ids` after the space id).
     static func identityKey(kind: String, identifier: String) -> [UInt8] {
         var key = Array(kind.utf8)
         key.append(0)
@@ -152,10 +231,11 @@ public struct TextIndex: Sendable {
         return mask
     }
 
-    /// `u32 block, term`, the key of database `postings`.
-    static func postingKey(block: UInt32, term: some Collection<UInt8>) -> [UInt8] {
+    /// `u32 space, u32 block, term`, the key of database `postings`.
+    func postingKey(block: UInt32, term: some Collection<UInt8>) -> [UInt8] {
         var key = [UInt8]()
-        key.reserveCapacity(4 + term.count)
+        key.reserveCapacity(8 + term.count)
+        withUnsafeBytes(of: spaceId.bigEndian) { key.append(contentsOf: $0) }
         withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
         key.append(contentsOf: term)
         return key

@@ -19,6 +19,11 @@ import LMDB
 /// }
 /// ```
 ///
+/// A writer is bound to one space of the index (the one of the
+/// ``TextIndex`` that made it) and to one transaction: it reads and writes
+/// that space's keys only. To change several spaces in one transaction, make
+/// a writer per space (cheap: a few empty buffers) and flush each.
+///
 /// Not thread-safe, like the transaction it is bound to.
 public final class TextIndexWriter {
     let index: TextIndex
@@ -87,24 +92,26 @@ public final class TextIndexWriter {
         let identity = TextIndex.identityKey(kind: kind, identifier: identifier)
         guard let id = try documentId(identity, allocate: false) else { return false }
         if case .remove = pending[id] { return false }
+        // A document upserted in this transaction is written before it is
+        // removed: what it leaves behind (the text field names it used) must
+        // not depend on whether the upsert and the removal shared a
+        // transaction, or a rebuild, which groups events differently, would
+        // not reproduce the databases byte for byte.
+        if case .upsert = pending[id] { try flush() }
         pending[id] = .remove(identity: identity)
         return true
     }
 
-    /// Removes every document and resets the statistics (ids start again at 0).
+    /// Removes every document of the writer's space, with its statistics
+    /// (ids start again at 0): every key of the space in every database
+    /// goes, one cursor range a database, and no other space's key is read
+    /// or written. Dropping a whole space (forgetting a user) is this call.
     public func removeAll() throws {
         pending.removeAll()
         identities.removeAll()
         table.removeAll()
-        try index.ids.removeAll(in: txn)
-        try index.docs.removeAll(in: txn)
-        try index.terms.removeAll(in: txn)
-        try index.postings.removeAll(in: txn)
-        try index.values.removeAll(in: txn)
-        try index.masks.removeAll(in: txn)
+        try index.removeSpace(in: txn)
         stats = IndexStatistics()
-        try index.meta.put(stats!.encoded(), forKey: "stats", in: txn)
-        try index.meta.delete("fields", in: txn)
     }
 
     /// The id of `identity`: touched earlier in this transaction, stored, or
@@ -156,6 +163,8 @@ public final class TextIndexWriter {
     public func flush() throws {
         guard !pending.isEmpty else { return }
         if stats == nil { stats = try index.statistics(in: txn) }
+        let space = index.spaceId
+        let spacePrefix = index.spacePrefix
         var changes: [PostingChange] = []
         changes.reserveCapacity(pending.count * 64)
         var arena: [UInt8] = []
@@ -167,7 +176,7 @@ public final class TextIndexWriter {
 
         // 1. What the stored versions put in goes; what the new ones bring comes.
         for id in ids {
-            let idKey = UInt32Key(id)
+            let idKey = SpaceKey(space: space, id)
             var idBytes = [UInt8]()
             withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
             if let oldLengths = try index.terms.withValue(forKey: idKey, in: txn, { bytes in
@@ -177,7 +186,7 @@ public final class TextIndexWriter {
             }) {
                 stats!.subtract(oldLengths)
                 if let old = try index.docs.withValue(forKey: idKey, in: txn, { try DocumentRecord.decode($0) }) {
-                    for k in AttributeKey.keys(of: old) { removedValues.insert(TermKey(term: k + idBytes)) }
+                    for k in AttributeKey.keys(of: old) { removedValues.insert(TermKey(term: spacePrefix + k + idBytes)) }
                 }
             }
             if case .upsert(let doc, _, let analyzed) = pending[id]! {
@@ -188,7 +197,7 @@ public final class TextIndexWriter {
                 }
                 stats!.add(analyzed.fieldLengths)
                 fieldNames.formUnion(doc.fields.keys)
-                for k in AttributeKey.keys(of: doc) { addedValues.insert(TermKey(term: k + idBytes)) }
+                for k in AttributeKey.keys(of: doc) { addedValues.insert(TermKey(term: spacePrefix + k + idBytes)) }
             }
         }
 
@@ -210,6 +219,7 @@ public final class TextIndexWriter {
             var j = i
             while j < changes.count && changes[j].group == changes[i].group { j += 1 }
             key.removeAll(keepingCapacity: true)
+            key.append(contentsOf: spacePrefix)
             withUnsafeBytes(of: changes[i].block.bigEndian) { key.append(contentsOf: $0) }
             key.append(contentsOf: table.bytes(changes[i].termId))
             let slice = changes[i..<j]
@@ -229,7 +239,7 @@ public final class TextIndexWriter {
         // 4. Documents, their terms, identities.
         var forward = ByteWriter(capacity: 1024)
         for id in ids {
-            let idKey = UInt32Key(id)
+            let idKey = SpaceKey(space: space, id)
             switch pending[id]! {
             case .upsert(let doc, let identity, let analyzed):
                 try index.docs.put(DocumentRecord.encode(doc), forKey: idKey, in: txn)
@@ -237,27 +247,38 @@ public final class TextIndexWriter {
                 try index.terms.put(forward.bytes, forKey: idKey, in: txn)
                 var idBytes = [UInt8]()
                 withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
-                try index.ids.put(idBytes, forKey: identity, in: txn)
+                try index.ids.put(idBytes, forKey: index.scoped(identity), in: txn)
             case .remove(let identity):
                 try index.docs.delete(idKey, in: txn)
                 try index.terms.delete(idKey, in: txn)
-                try index.ids.delete(identity, in: txn)
+                try index.ids.delete(index.scoped(identity), in: txn)
                 identities[TermKey(term: identity)] = nil
             }
         }
-        // 5. Field masks: one value per block, 1 byte per document.
+        // 5. Field masks: one value per block, 1 byte per document, without
+        // trailing zero bytes (a space's first documents cost a few bytes, not
+        // a 4 KB overflow page; the value goes when every byte is 0).
         var b = 0
         while b < ids.count {
             let block = ids[b] >> TextIndex.blockShift
-            var mask = try index.masks.withValue(forKey: UInt32Key(block), in: txn) { [UInt8]($0) }
-                ?? [UInt8](repeating: 0, count: TextIndex.blockSize)
-            guard mask.count == TextIndex.blockSize else { throw TextIndexError.corrupt("field masks") }
+            let key = SpaceKey(space: space, block)
+            var mask = try index.masks.withValue(forKey: key, in: txn) { [UInt8]($0) } ?? []
+            let stored = !mask.isEmpty
+            guard mask.count <= TextIndex.blockSize else { throw TextIndexError.corrupt("field masks") }
+            mask.append(contentsOf: repeatElement(0, count: TextIndex.blockSize - mask.count))
             while b < ids.count && ids[b] >> TextIndex.blockShift == block {
                 let offset = Int(ids[b] & UInt32(TextIndex.blockSize - 1))
                 if case .upsert(let doc, _, _) = pending[ids[b]]! { mask[offset] = TextIndex.fieldMask(doc) } else { mask[offset] = 0 }
                 b += 1
             }
-            try index.masks.put(mask, forKey: UInt32Key(block), in: txn)
+            var end = mask.count
+            while end > 0 && mask[end - 1] == 0 { end -= 1 }
+            if end > 0 {
+                mask.removeLast(mask.count - end)
+                try index.masks.put(mask, forKey: key, in: txn)
+            } else if stored {
+                try index.masks.delete(key, in: txn)
+            }
         }
         pending.removeAll(keepingCapacity: true)
         table.removeAll()
@@ -267,10 +288,10 @@ public final class TextIndexWriter {
         for k in ByteOrder.order(of: deletions) { try index.values.delete(deletions[k], in: txn) }
         let additions = addedValues.subtracting(removedValues).map(\.term)
         for k in ByteOrder.order(of: additions) { try index.values.put([], forKey: additions[k], in: txn) }
-        try index.meta.put(stats!.encoded(), forKey: "stats", in: txn)
+        try index.meta.put(stats!.encoded(), forKey: index.metaKey(TextIndex.statisticsKey), in: txn)
         let known = try index.textFieldNames(in: txn)
         if !fieldNames.isSubset(of: known) {
-            try index.meta.put(TextIndex.encodeNames(known.union(fieldNames)), forKey: "fields", in: txn)
+            try index.meta.put(TextIndex.encodeNames(known.union(fieldNames)), forKey: index.metaKey(TextIndex.fieldNamesKey), in: txn)
         }
     }
 }

@@ -27,6 +27,8 @@ struct EventLogTool: ParsableCommand {
             SavedCommand.self,
             HandoffCommand.self,
             ResolveCommand.self,
+            SuggestionsCommand.self,
+            UsersCommand.self,
             ItemsCommand.self,
             SearchCommand.self,
             QueryCommand.self,

@@ -4,29 +4,34 @@ import Testing
 
 @Suite("Handoff (SPEC §3)")
 struct HandoffTests {
-    @Test("the user's other devices, most recently made current first")
+    @Test("the user's other devices, most recently made current first; another user's never")
     func ordering() throws {
         try withStore { store in
             try store.declareActivityTypes([viewOrder])
-            try store.createActivity(makeActivity("phone1", device: "phone", user: "u1"))
-            try store.createActivity(makeActivity("tablet1", device: "tablet", user: "u1"))
-            try store.createActivity(makeActivity("laptop1", device: "laptop", user: "u1"))
-            try store.createActivity(makeActivity("watch2", device: "watch", user: "u2"))
-            try store.createActivity(makeActivity("tv", device: "tv", user: nil))
-            try store.becomeCurrent("tablet1", at: at(1))
-            try store.becomeCurrent("phone1", at: at(2))
-            try store.becomeCurrent("watch2", at: at(3))
+            let u1 = store.user("u1"), u2 = store.user("u2")
+            try u1.createActivity(makeActivity("phone1", device: "phone", user: "u1"))
+            try u1.createActivity(makeActivity("tablet1", device: "tablet"))
+            try u1.createActivity(makeActivity("laptop1", device: "laptop"))
+            try u2.createActivity(makeActivity("watch2", device: "watch"))
+            // u2's tablet has an activity with u1's id: it is another activity.
+            try u2.createActivity(makeActivity("tablet1", device: "tablet"))
+            try store.createActivity(makeActivity("tv", device: "tv"))
+            try u1.becomeCurrent("tablet1", at: at(1))
+            try u1.becomeCurrent("phone1", at: at(2))
+            try u2.becomeCurrent("watch2", at: at(3))
             try store.becomeCurrent("tv", at: at(4))
-            try store.becomeCurrent("laptop1", at: at(5))
-            #expect(try store.handoffCandidates(user: "u1", device: "desktop", now: at(6)).map(\.activity.activity)
+            try u1.becomeCurrent("laptop1", at: at(5))
+            try u2.becomeCurrent("tablet1", at: at(5.5))
+            #expect(try u1.handoffCandidates(device: "desktop", now: at(6)).map(\.activity.activity)
                     == ["laptop1", "phone1", "tablet1"])
-            #expect(try store.handoffCandidates(user: "u1", device: "laptop", now: at(6)).map(\.activity.activity)
+            #expect(try u1.handoffCandidates(device: "laptop", now: at(6)).map(\.activity.activity)
                     == ["phone1", "tablet1"])
-            #expect(try store.handoffCandidates(user: "u2", device: "phone", now: at(6)).map(\.activity.activity) == ["watch2"])
+            #expect(try u2.handoffCandidates(device: "phone", now: at(6)).map(\.activity.activity) == ["tablet1", "watch2"])
+            #expect(try store.handoffCandidates(device: "phone", now: at(6)).map(\.activity.activity) == ["tv"])
             // Making one current again moves it to the front.
-            try store.resignCurrent("tablet1", at: at(7))
-            try store.becomeCurrent("tablet1", at: at(8))
-            #expect(try store.handoffCandidates(user: "u1", device: "desktop", now: at(9)).map(\.activity.activity)
+            try u1.resignCurrent("tablet1", at: at(7))
+            try u1.becomeCurrent("tablet1", at: at(8))
+            #expect(try u1.handoffCandidates(device: "desktop", now: at(9)).map(\.activity.activity)
                     == ["tablet1", "laptop1", "phone1"])
         }
     }
@@ -39,8 +44,8 @@ struct HandoffTests {
             try store.createActivity(makeActivity("expiring", device: "d2") { $0.expirationDate = at(10) })
             try store.becomeCurrent("noHandoff", at: at(1))
             try store.becomeCurrent("expiring", at: at(2))
-            #expect(try store.handoffCandidates(user: "u1", device: "x", now: at(9)).map(\.activity.activity) == ["expiring"])
-            #expect(try store.handoffCandidates(user: "u1", device: "x", now: at(10)).isEmpty)
+            #expect(try store.handoffCandidates(device: "x", now: at(9)).map(\.activity.activity) == ["expiring"])
+            #expect(try store.handoffCandidates(device: "x", now: at(10)).isEmpty)
         }
     }
 
@@ -56,13 +61,13 @@ struct HandoffTests {
             try store.createActivity(makeActivity("tooBig", device: "d2") { $0.userInfo = tooBig })
             try store.becomeCurrent("fits", at: at(1))
             try store.becomeCurrent("tooBig", at: at(2))
-            #expect(try store.handoffCandidates(user: "u1", device: "x", now: at(3)).map(\.activity.activity) == ["fits"])
+            #expect(try store.handoffCandidates(device: "x", now: at(3)).map(\.activity.activity) == ["fits"])
         }
         try withStore(handoffLimit: 10_000) { store in
             try store.declareActivityTypes([viewOrder])
             try store.createActivity(makeActivity("tooBig", device: "d2") { $0.userInfo = tooBig })
             try store.becomeCurrent("tooBig", at: at(2))
-            #expect(try store.handoffCandidates(user: "u1", device: "x", now: at(3)).count == 1)
+            #expect(try store.handoffCandidates(device: "x", now: at(3)).count == 1)
         }
     }
 }

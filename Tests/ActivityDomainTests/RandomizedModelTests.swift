@@ -10,13 +10,13 @@ struct RandomizedModelTests {
         try store.read { txn in
             var model = ReferenceModel()
             model.types = Set(try store.views.registry.declaredTypes(in: txn))
-            for record in try store.views.registry.allRecords(in: txn) {
+            for record in try store.views.registry.allRecords(space: 0, in: txn) {
                 model.activities[record.activity.activity] = (record.activity, record.state)
             }
-            for current in try store.views.current.all(registry: store.views.registry, in: txn) {
+            for current in try store.views.current.all(space: 0, registry: store.views.registry, in: txn) {
                 model.current[current.device] = current.activity.activity
             }
-            for saved in try store.views.saved.all(in: txn) { model.saved[saved.key] = saved.activity }
+            for saved in try store.views.saved.all(space: 0, in: txn) { model.saved[saved.key] = saved.activity }
             return model
         }
     }

@@ -54,7 +54,7 @@ struct RebuildDeterminismTests {
         #expect(a.keys.sorted() == b.keys.sorted(), sourceLocation: sourceLocation)
         for name in a.keys.sorted() {
             let left = a[name] ?? [], right = b[name] ?? []
-            #expect(left.count == right.count, "\(name): \(left.count) vs \(right.count) entries", sourceLocation: sourceLocation)
+            #expect(left.count == right.count, "\(name): \(left.count) vs \(right.count) entries: \(left.map(\.0)) vs \(right.map(\.0))", sourceLocation: sourceLocation)
             let firstDifference = Array(zip(left, right)).firstIndex { $0.0.0 != $0.1.0 || $0.0.1 != $0.1.1 }
             #expect(firstDifference == nil, "\(name) differs at entry \(firstDifference ?? -1)", sourceLocation: sourceLocation)
         }

@@ -75,6 +75,8 @@ struct SchemaFixtureTests {
         // The views stored in the fixture equal the ones this build makes from its log.
         let comparison = try store.eventStore.verifyViews(full: true)
         #expect(comparison.isEqual, "\(String(describing: comparison.difference))")
+        // Version 1 had no spaces: everything landed in the default space.
+        #expect(try store.users().map(\.user) == [""])
         // And they say what the operations meant.
         #expect(try store.currentActivity(onDevice: "phone")?.activity.activity == "a1")
         #expect(try store.savedActivities().map(\.key) == ["order-42"])
@@ -105,5 +107,94 @@ struct SchemaFixtureTests {
         try Self.write(into: store)
         try? FileManager.default.removeItem(atPath: Self.fixture)
         try store.eventStore.environment.copy(to: Self.fixture)
+    }
+}
+
+/// A store of every event type at schema version 2 (events that carry their
+/// user space), committed under `Fixtures/schema-v2`: two users who reuse
+/// the same ids, and the default space. Regenerate only when the schemas
+/// gain a version: `EVENTLOG_WRITE_FIXTURE=1 swift test --filter SchemaV2FixtureTests`.
+@Suite("The committed schema-v2 fixture")
+struct SchemaV2FixtureTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/schema-v2").path
+
+    static func write(into store: ActivityStore) throws {
+        try store.declareActivityTypes([viewOrder, editOrder], at: at(0))
+        for (n, user) in ["alice", "bob"].enumerated() {
+            let space = store.user(user)
+            let t = Double(n) * 100
+            var latte = makeActivity("a1", device: "phone")
+            latte.title = "Latte for \(user)"
+            latte.eligibleForSearch = true
+            latte.eligibleForPrediction = true
+            latte.persistentIdentifier = "order-42"
+            latte.keywords = ["coffee"]
+            try space.createActivity(latte, at: at(t + 1))
+            try space.becomeCurrent("a1", at: at(t + 2))
+            try space.addUserInfoEntries(["size": .string("large")], to: "a1", at: at(t + 3))
+            var update = ActivityUpdate()
+            update.title = "Large latte for \(user)"
+            try space.updateActivity("a1", update, at: at(t + 4))
+            try space.createActivity(makeActivity("a2", device: "tablet") { $0.persistentIdentifier = "order-7"; $0.eligibleForSearch = true },
+                                     at: at(t + 5))
+            try space.becomeCurrent("a2", at: at(t + 6))
+            try space.resignCurrent("a2", at: at(t + 7))
+            try space.invalidate("a2", at: at(t + 8))
+            try space.deleteSavedUserActivities(withPersistentIdentifiers: ["order-7"], at: at(t + 9))
+            var item = SearchableItem(uniqueIdentifier: "order-1", domainIdentifier: "orders.2026")
+            item.attributeSet.title = "Order of \(user)"
+            var old = SearchableItem(uniqueIdentifier: "old", expirationDate: at(t + 50))
+            old.attributeSet.title = "Expires"
+            try space.indexBatch(index: "orders-indexer", clientState: Data(user.utf8), at: at(t + 10)) { batch in
+                batch.indexSearchableItems([item, old])
+            }
+            try space.deleteSearchableItems(withIdentifiers: ["nothing"], at: at(t + 11))
+            try space.deleteSearchableItems(withDomainIdentifiers: ["menu"], at: at(t + 12))
+        }
+        // bob logs out of search: his items go, alice's stay.
+        try store.user("bob").deleteAllSearchableItems(at: at(300))
+        try store.user("bob").deleteAllSavedUserActivities(at: at(301))
+        // Store-wide purge: alice's expired item, as an event of her space.
+        try store.purgeExpired(now: at(200), at: at(302))
+        var tea = makeActivity("a1", device: "phone")
+        tea.title = "Default-space tea"
+        try store.createActivity(tea, at: at(303))
+    }
+
+    @Test("decodes every payload, rebuilds the views it was written with, and keeps the spaces apart")
+    func decodesAndRebuilds() throws {
+        if ProcessInfo.processInfo.environment["EVENTLOG_WRITE_FIXTURE"] == "1" {
+            let live = temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: live) }
+            let store = try ActivityStore(path: live, options: testOptions())
+            try Self.write(into: store)
+            try? FileManager.default.removeItem(atPath: Self.fixture)
+            try store.eventStore.environment.copy(to: Self.fixture)
+        }
+        let copy = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        try FileManager.default.copyItem(atPath: Self.fixture, toPath: copy)
+        let store = try ActivityStore(path: copy, options: testOptions())
+        let report = try store.eventStore.verify(payloadCheck: ActivityEventCatalog.checkPayload)
+        #expect(report.isValid, "\(String(describing: report.firstProblem))")
+        let comparison = try store.eventStore.verifyViews(full: true)
+        #expect(comparison.isEqual, "\(String(describing: comparison.difference))")
+        let events = try store.eventStore.events()
+        #expect(events.allSatisfy { $0.schemaVersion == ($0.type == ActivityEventCatalog.activityTypesDeclared ? 1 : 2) })
+        #expect(try events.compactMap { try EventSpace.user(of: $0) }.filter { !$0.isEmpty }.count > 30)
+        #expect(try store.users().map(\.user) == ["", "alice", "bob"])
+        let alice = store.user("alice"), bob = store.user("bob")
+        #expect(try alice.savedActivity(forKey: "order-42")?.activity.title == "Large latte for alice")
+        #expect(try bob.savedActivities().isEmpty)
+        #expect(try alice.items().map(\.uniqueIdentifier) == ["order-1"])
+        #expect(try bob.items().isEmpty)
+        #expect(try alice.fetchLastClientState(index: "orders-indexer") == Data("alice".utf8))
+        #expect(try bob.fetchLastClientState(index: "orders-indexer") == nil)
+        #expect(try alice.search("order", now: at(400)).map(\.identifier) == ["order-1"])
+        #expect(try store.activity("a1")?.activity.title == "Default-space tea")
+        #expect(try alice.suggestions(now: at(400)).map(\.key) == ["order-42"])
+        let types = Set(events.map(\.type))
+        #expect(types.isSuperset(of: ActivityEventCatalog.types.union(SpotlightEventCatalog.types)), "\(types.sorted())")
     }
 }

@@ -21,38 +21,39 @@ struct SeedExampleTests {
         try withStore { store in
             // Info.plist: NSUserActivityTypes = [activityName01, activityName02]
             try store.declareActivityTypes([Self.type01, Self.type02])
+            let appleseed = store.user("appleseed")
             var activity = UserActivity(activity: "currentActivity", activityType: Self.type01, device: "iPhone", user: "appleseed")
             activity.title = "Current Activity"
             activity.userInfo = ["informationKey": "value"]
             activity.eligibleForHandoff = true
             activity.eligibleForSearch = false
             activity.eligibleForPublicIndexing = false
-            try store.createActivity(activity, at: at(0))
-            let result = try store.becomeCurrent("currentActivity", at: at(1))
+            try appleseed.createActivity(activity, at: at(0))
+            let result = try appleseed.becomeCurrent("currentActivity", at: at(1))
             #expect(result.eventTypes == [ActivityEventCatalog.activityBecameCurrent])
 
             // The current-activity view holds exactly this activity on this device.
-            let current = try store.currentActivities()
+            let current = try appleseed.currentActivities()
             #expect(current.count == 1)
             #expect(current[0].device == "iPhone")
             #expect(current[0].activity == activity)
             #expect(current[0].becameCurrentAt == at(1))
             // "After this, the activity should be available for Handoff" — on the user's other devices.
-            #expect(try store.handoffCandidates(user: "appleseed", device: "iPad", now: at(2)).map(\.activity) == [activity])
-            #expect(try store.handoffCandidates(user: "appleseed", device: "iPhone", now: at(2)).isEmpty)
+            #expect(try appleseed.handoffCandidates(device: "iPad", now: at(2)).map(\.activity) == [activity])
+            #expect(try appleseed.handoffCandidates(device: "iPhone", now: at(2)).isEmpty)
             // Search is off: nothing is saved, nothing resolves.
-            #expect(try store.savedActivities().isEmpty)
-            #expect(try store.resolve("currentActivity") == .unknown)
+            #expect(try appleseed.savedActivities().isEmpty)
+            #expect(try appleseed.resolve("currentActivity") == .unknown)
 
             // "Only one activity may be current at a time on a device": a second
             // one supersedes it (SPEC §3: the first becomes inactive, not invalidated).
-            try store.createActivity(UserActivity(activity: "second", activityType: Self.type02, device: "iPhone", user: "appleseed"))
-            #expect(try store.becomeCurrent("second", at: at(3)).superseded == "currentActivity")
-            #expect(try store.activity("currentActivity")?.state == .inactive)
+            try appleseed.createActivity(UserActivity(activity: "second", activityType: Self.type02, device: "iPhone", user: "appleseed"))
+            #expect(try appleseed.becomeCurrent("second", at: at(3)).superseded == "currentActivity")
+            #expect(try appleseed.activity("currentActivity")?.state == .inactive)
             // resignCurrent marks it inactive without invalidating; invalidate ends it.
-            try store.resignCurrent("second")
-            try store.invalidate("second")
-            try expectRejected(.activityInvalidated, by: store) { try store.becomeCurrent("second") }
+            try appleseed.resignCurrent("second")
+            try appleseed.invalidate("second")
+            try expectRejected(.activityInvalidated, by: store) { try appleseed.becomeCurrent("second") }
         }
     }
 }

@@ -20,8 +20,8 @@ extension ActivityStore {
         try read { txn in
             SpotlightViewState(
                 head: try eventStore.head(in: txn),
-                items: try views.items.all(in: txn),
-                clientStates: try views.items.allClientStates(in: txn),
+                items: try views.items.all(space: 0, in: txn),
+                clientStates: try views.items.allClientStates(space: 0, in: txn),
                 documents: try views.search.index.documents(in: txn),
                 statistics: try views.search.index.statistics(in: txn))
         }

@@ -43,9 +43,9 @@ extension ActivityStore {
             ViewState(
                 head: try eventStore.head(in: txn),
                 declaredTypes: try views.registry.declaredTypes(in: txn),
-                activities: try views.registry.allRecords(in: txn),
-                current: try views.current.all(registry: views.registry, in: txn),
-                saved: try views.saved.all(in: txn))
+                activities: try views.registry.allRecords(space: 0, in: txn),
+                current: try views.current.all(space: 0, registry: views.registry, in: txn),
+                saved: try views.saved.all(space: 0, in: txn))
         }
     }
 }
@@ -69,7 +69,7 @@ func withStore(handoffLimit: Int = 3072, _ body: (ActivityStore) throws -> Void)
 }
 
 /// An activity of `viewOrder` on `device` owned by `user`.
-func makeActivity(_ id: String, device: String = "phone", user: String? = "u1", type: String = viewOrder,
+func makeActivity(_ id: String, device: String = "phone", user: String? = nil, type: String = viewOrder,
                   configure: (inout UserActivity) -> Void = { _ in }) -> UserActivity {
     var activity = UserActivity(activity: id, activityType: type, device: device, user: user)
     configure(&activity)

@@ -45,7 +45,7 @@ struct ApplyTests {
     /// Every view and the log, as JSON, for comparing two stores.
     static func views(_ store: String) throws -> [String: Any] {
         var result: [String: Any] = [:]
-        for command in [["saved"], ["current"], ["items"], ["client-state"], ["handoff", "--user", "u1", "--device", "tablet", "--now", Sample.now]] {
+        for command in [["saved"], ["current"], ["items"], ["client-state"], ["handoff", "--device", "tablet", "--now", Sample.now]] {
             let run = try CLI.run(command + ["--store", store, "--json"])
             #expect(run.status == 0, "\(command): \(run.stderr)")
             result[command[0]] = try run.json()

@@ -66,12 +66,17 @@ public enum ActivityCommand: Sendable, Hashable {
         }
     }
 
-    /// A command with the time its events record (nil: the batch's time).
+    /// A command with the user space it acts in and the time its events
+    /// record (nil: the batch's time).
     public struct Timed: Sendable, Hashable {
         public var command: ActivityCommand
         public var at: Date?
-        public init(_ command: ActivityCommand, at: Date? = nil) {
+        /// The user space (SPEC §9); nil: the default space `""`, except that
+        /// `purgeExpired` then purges every space.
+        public var user: String?
+        public init(_ command: ActivityCommand, user: String? = nil, at: Date? = nil) {
             self.command = command
+            self.user = user
             self.at = at
         }
     }

@@ -7,9 +7,10 @@ import LMDB
 /// appended), turns it into events and appends them, so that the
 /// projections apply them in the same transaction.
 ///
-/// Every check comes before the first append of a command; a command that
-/// throws has appended nothing, and the store's write aborts the whole
-/// transaction anyway.
+/// Every command acts in one user space: it reads that space's views only
+/// and its events carry the space (`user`). Every check comes before the
+/// first append of a command; a command that throws has appended nothing,
+/// and the store's write aborts the whole transaction anyway.
 final class ActivityCommandExecutor {
     let views: ActivityViews
     let batch: LogBatch
@@ -20,6 +21,8 @@ final class ActivityCommandExecutor {
     private let spotlight: SpotlightCommandExecutor
     /// How many commands ran before the current one.
     private var commandIndex = -1
+    /// The user space of the current command.
+    private var user = ""
 
     init(views: ActivityViews, batch: LogBatch) {
         self.views = views
@@ -35,11 +38,22 @@ final class ActivityCommandExecutor {
 
     private var txn: WriteTransaction { batch.transaction }
 
-    func execute(_ command: ActivityCommand, at time: Date) throws -> CommandResult {
+    /// The id of the current command's space, or ``SpaceDirectory/none``
+    /// (which holds nothing) while no event of it was applied. Read each
+    /// time: the command's own first event may create the space.
+    private var space: UInt32 {
+        get throws { try views.spaces.lookupID(of: user, in: txn) }
+    }
+
+    /// Runs `command` in `user`'s space (nil: the default space, or, for
+    /// `purgeExpired`, every space).
+    func execute(_ command: ActivityCommand, user: String?, at time: Date) throws -> CommandResult {
         var result = CommandResult(operation: command.operation)
         let before = batch.head
         appendedTypes = []
         commandIndex += 1
+        if let user { try ActivityRules.checkUser(user, operation: command.operation) }
+        self.user = user ?? ""
         switch command {
         case .declareActivityTypes(let types): try declare(types, at: time)
         case .createActivity(let activity): try create(activity, at: time)
@@ -52,7 +66,7 @@ final class ActivityCommandExecutor {
         case .deleteAllSavedUserActivities: try deleteAllSaved(at: time, result: &result)
         case .indexSearchableItems, .deleteSearchableItems, .deleteSearchableItemsInDomains, .deleteAllSearchableItems,
              .beginIndexBatch, .endIndexBatch, .purgeExpired:
-            appendedTypes = try spotlight.execute(command, commandIndex: commandIndex, at: time, result: &result)
+            appendedTypes = try spotlight.execute(command, user: user, commandIndex: commandIndex, at: time, result: &result)
         }
         if batch.head > before { result.positions = (before + 1)...batch.head }
         result.eventTypes = appendedTypes
@@ -61,7 +75,7 @@ final class ActivityCommandExecutor {
 
     @discardableResult
     private func append(_ event: ActivityEvent, at time: Date) throws -> RecordedEvent {
-        let recorded = try batch.append(event.newEvent(at: time))
+        let recorded = try batch.append(event.newEvent(user: user, at: time))
         appendedTypes.append(recorded.type)
         return recorded
     }
@@ -83,15 +97,23 @@ final class ActivityCommandExecutor {
 
     private func create(_ given: UserActivity, at time: Date) throws {
         let operation = "createActivity"
-        let activity = given.normalized
+        var activity = given.normalized
+        // The activity's `user` is its owner, the space it lives in: it
+        // must name the command's space, or be left to it.
+        if let owner = activity.user, owner != user {
+            throw ActivityError(.invalidUser, operation: operation, field: "user", value: owner,
+                                allowed: user.isEmpty ? "none (this command acts in the default space \"\")"
+                                    : "\"\(user)\", the user space this command acts in, or none")
+        }
+        activity.user = user.isEmpty ? nil : user
         try ActivityRules.checkProperties(of: activity, operation: operation)
         guard try views.registry.isDeclared(activity.activityType, in: txn) else {
             throw ActivityError(.undeclaredActivityType, operation: operation, field: "activityType", value: activity.activityType,
                                 allowed: "a type declared with declareActivityTypes")
         }
-        guard try views.registry.rawRecord(activity.activity, in: txn) == nil else {
+        guard try views.registry.rawRecord(activity.activity, space: try space, in: txn) == nil else {
             throw ActivityError(.activityAlreadyExists, operation: operation, field: "activity", value: activity.activity,
-                                allowed: "an id no activity of the store has (invalidated ones included)")
+                                allowed: "an id no activity of this user space has (invalidated ones included)")
         }
         var message = Activitylog_V1_ActivityCreated()
         message.activity = activity.proto
@@ -101,8 +123,9 @@ final class ActivityCommandExecutor {
     /// The record of a live activity, or the error SPEC §8 names.
     private func liveRecord(_ id: String, operation: String) throws -> ActivityRecord {
         try ActivityRules.checkIdentifier(id, field: "activity", operation: operation)
-        guard let record = try views.registry.record(id, in: txn) else {
-            throw ActivityError(.unknownActivity, operation: operation, field: "activity", value: id, allowed: "the id of a created activity")
+        guard let record = try views.registry.record(id, space: try space, in: txn) else {
+            throw ActivityError(.unknownActivity, operation: operation, field: "activity", value: id,
+                                allowed: "the id of an activity created in this user space")
         }
         guard record.state != .invalidated else {
             throw ActivityError(.activityInvalidated, operation: operation, field: "activity", value: id,
@@ -150,8 +173,8 @@ final class ActivityCommandExecutor {
         var message = Activitylog_V1_ActivityBecameCurrent()
         message.activity = id
         message.device = record.activity.device
-        if let user = record.activity.user { message.user = user }
-        if let superseded = try views.current.entry(onDevice: record.activity.device, in: txn)?.activity, superseded != id {
+        if let superseded = try views.current.entry(onDevice: record.activity.device, space: try space, in: txn)?.activity,
+           superseded != id {
             message.superseded = superseded
             result.superseded = superseded
         }
@@ -171,8 +194,9 @@ final class ActivityCommandExecutor {
     private func invalidate(_ id: String, at time: Date) throws {
         let operation = "invalidate"
         try ActivityRules.checkIdentifier(id, field: "activity", operation: operation)
-        guard let record = try views.registry.record(id, in: txn) else {
-            throw ActivityError(.unknownActivity, operation: operation, field: "activity", value: id, allowed: "the id of a created activity")
+        guard let record = try views.registry.record(id, space: try space, in: txn) else {
+            throw ActivityError(.unknownActivity, operation: operation, field: "activity", value: id,
+                                allowed: "the id of an activity created in this user space")
         }
         guard record.state != .invalidated else { return }
         var message = Activitylog_V1_ActivityInvalidated()
@@ -191,7 +215,7 @@ final class ActivityCommandExecutor {
         for id in requested {
             // Only copies saved under their persistentIdentifier match; a copy
             // keyed by its activity id has none.
-            if let record = try views.saved.rawRecord(id, in: txn), record.copy.hasPersistentIdentifier,
+            if let record = try views.saved.rawRecord(id, space: try space, in: txn), record.copy.hasPersistentIdentifier,
                record.copy.persistentIdentifier == id {
                 removed.append(id)
             }
@@ -204,7 +228,7 @@ final class ActivityCommandExecutor {
     }
 
     private func deleteAllSaved(at time: Date, result: inout CommandResult) throws {
-        let keys = try views.saved.all(in: txn).map(\.key)
+        let keys = try views.saved.allRecords(space: try space, in: txn).map(\.key)
         var message = Activitylog_V1_SavedActivitiesAllDeleted()
         message.removedKeys = keys
         try append(.savedAllDeleted(message), at: time)
@@ -226,7 +250,9 @@ final class ActivityCommandExecutor {
         message.key = copy.savedKey
         message.copy = copy.proto
         message.trigger = trigger
-        if let replaced = try views.saved.rawRecord(copy.savedKey, in: txn) { message.replacedActivity = replaced.copy.activity }
+        if let replaced = try views.saved.rawRecord(copy.savedKey, space: try space, in: txn) {
+            message.replacedActivity = replaced.copy.activity
+        }
         try append(.saved(message), at: time)
         result.savedKey = copy.savedKey
     }

@@ -43,6 +43,9 @@ public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible
         case mismatchedClientState
         /// `beginIndexBatch`/`endIndexBatch` that do not pair up within one `perform`.
         case invalidIndexBatch
+        /// A `user` that is not a valid user space name, or that contradicts
+        /// the space the command acts in.
+        case invalidUser
     }
 
     public var code: Code
@@ -94,6 +97,7 @@ public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible
         case .clientStateTooLong: "the client state is longer than 250 bytes"
         case .mismatchedClientState: "the expected client state differs from the stored one"
         case .invalidIndexBatch: "index batch markers do not pair up"
+        case .invalidUser: "the user space is invalid"
         }
     }
 

@@ -30,8 +30,13 @@ public enum ActivityEventCatalog {
         activityResignedCurrent, activityInvalidated, activitySaved, savedActivitiesDeleted, savedActivitiesAllDeleted,
     ]
 
-    /// The schema version every event of this domain is written with (all are at 1).
-    public static let schemaVersion: UInt32 = 1
+    /// The schema version events of this domain are written with: 2, which
+    /// added the user space (`user`, field 15), for all but the store-wide
+    /// `activityTypes.declared`, which has no space and stays at 1. Version 1
+    /// events are read as events of the default space.
+    public static func schemaVersion(of type: String) -> UInt32 {
+        type == activityTypesDeclared ? 1 : 2
+    }
 
     /// The payload as Protocol Buffers' canonical JSON (field names in
     /// lowerCamelCase, 64-bit integers as strings, per the proto3 JSON
@@ -41,6 +46,14 @@ public enum ActivityEventCatalog {
     public static func json(of event: RecordedEvent) throws -> String? {
         guard let decoded = try ActivityEvent(event) else { return try SpotlightEventCatalog.json(of: event) }
         return try decoded.message.jsonString()
+    }
+
+    /// The user space `event` belongs to: `""` for the default space (and
+    /// every event of schema version 1), nil for a store-wide event
+    /// (`activityTypes.declared`), a redacted one, or one of another domain.
+    /// Reads the payload's field 15 only.
+    public static func user(of event: RecordedEvent) throws -> String? {
+        try EventSpace.user(of: event)
     }
 
     /// Throws when `event` is an activity event whose payload does not

@@ -8,6 +8,16 @@ public enum ActivityRules {
     /// The longest identifier, in UTF-8 bytes: keeps every LMDB key under its 511-byte limit.
     public static let maxIdentifierBytes = 256
 
+    /// Throws unless `user` names a user space: `""` (the default space) or
+    /// 1 to 256 UTF-8 bytes without NUL.
+    public static func checkUser(_ user: String, operation: String) throws {
+        let length = user.utf8.count
+        guard length <= maxIdentifierBytes, !user.utf8.contains(0) else {
+            throw ActivityError(.invalidUser, operation: operation, field: "user", value: user,
+                                allowed: "\"\" (the default space) or 1 to \(maxIdentifierBytes) UTF-8 bytes without NUL; this one has \(length)")
+        }
+    }
+
     /// Throws unless `value` is non-empty and at most 256 UTF-8 bytes.
     public static func checkIdentifier(_ value: String, field: String, operation: String) throws {
         let length = value.utf8.count
@@ -50,7 +60,7 @@ public enum ActivityRules {
         try checkIdentifier(activity.activity, field: "activity", operation: operation)
         try checkActivityTypeSyntax(activity.activityType, operation: operation)
         try checkIdentifier(activity.device, field: "device", operation: operation)
-        if let user = activity.user { try checkIdentifier(user, field: "user", operation: operation) }
+        if let user = activity.user { try checkUser(user, operation: operation) }
         if let id = activity.persistentIdentifier { try checkIdentifier(id, field: "persistentIdentifier", operation: operation) }
         if let id = activity.targetContentIdentifier {
             try checkIdentifier(id, field: "targetContentIdentifier", operation: operation)

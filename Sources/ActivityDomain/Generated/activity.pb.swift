@@ -602,6 +602,10 @@ nonisolated struct Activitylog_V1_ActivityCreated: Sendable {
   /// Clears the value of `activity`. Subsequent reads from it will return its default value.
   mutating func clearActivity() {self._activity = nil}
 
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -626,6 +630,10 @@ nonisolated struct Activitylog_V1_ActivityUpdated: Sendable {
   mutating func clearActivity() {self._activity = nil}
 
   var changedProperties: [String] = []
+
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -654,6 +662,10 @@ nonisolated struct Activitylog_V1_ActivityUserInfoEntriesAdded: Sendable {
 
   var replacedKeys: [String] = []
 
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -672,14 +684,16 @@ nonisolated struct Activitylog_V1_ActivityBecameCurrent: Sendable {
 
   var device: String = String()
 
-  var user: String {
-    get {_user ?? String()}
-    set {_user = newValue}
+  /// Version 1 only: the activity's `user` property, when it had one. From
+  /// version 2 on the space (field 15) says whose the activity is.
+  var v1Owner: String {
+    get {_v1Owner ?? String()}
+    set {_v1Owner = newValue}
   }
-  /// Returns true if `user` has been explicitly set.
-  var hasUser: Bool {self._user != nil}
-  /// Clears the value of `user`. Subsequent reads from it will return its default value.
-  mutating func clearUser() {self._user = nil}
+  /// Returns true if `v1Owner` has been explicitly set.
+  var hasV1Owner: Bool {self._v1Owner != nil}
+  /// Clears the value of `v1Owner`. Subsequent reads from it will return its default value.
+  mutating func clearV1Owner() {self._v1Owner = nil}
 
   var superseded: String {
     get {_superseded ?? String()}
@@ -690,11 +704,15 @@ nonisolated struct Activitylog_V1_ActivityBecameCurrent: Sendable {
   /// Clears the value of `superseded`. Subsequent reads from it will return its default value.
   mutating func clearSuperseded() {self._superseded = nil}
 
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
-  fileprivate var _user: String? = nil
+  fileprivate var _v1Owner: String? = nil
   fileprivate var _superseded: String? = nil
 }
 
@@ -707,6 +725,10 @@ nonisolated struct Activitylog_V1_ActivityResignedCurrent: Sendable {
   var activity: String = String()
 
   var device: String = String()
+
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -725,6 +747,10 @@ nonisolated struct Activitylog_V1_ActivityInvalidated: Sendable {
   var device: String = String()
 
   var wasCurrent: Bool = false
+
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -761,6 +787,10 @@ nonisolated struct Activitylog_V1_ActivitySaved: Sendable {
   /// Clears the value of `replacedActivity`. Subsequent reads from it will return its default value.
   mutating func clearReplacedActivity() {self._replacedActivity = nil}
 
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -780,6 +810,10 @@ nonisolated struct Activitylog_V1_SavedActivitiesDeleted: Sendable {
 
   var removedKeys: [String] = []
 
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -793,12 +827,16 @@ nonisolated struct Activitylog_V1_SavedActivitiesAllDeleted: Sendable {
 
   var removedKeys: [String] = []
 
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 }
 
-/// activity.registry: activity id → this.
+/// activity.registry: space id and activity id → this.
 nonisolated struct Activitylog_V1_ActivityRecord: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -839,22 +877,13 @@ nonisolated struct Activitylog_V1_ActivityRecord: Sendable {
   fileprivate var _becameCurrentAtMicros: Int64? = nil
 }
 
-/// activity.current: device → this.
+/// activity.current: space id and device → this.
 nonisolated struct Activitylog_V1_CurrentEntry: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   var activity: String = String()
-
-  var user: String {
-    get {_user ?? String()}
-    set {_user = newValue}
-  }
-  /// Returns true if `user` has been explicitly set.
-  var hasUser: Bool {self._user != nil}
-  /// Clears the value of `user`. Subsequent reads from it will return its default value.
-  mutating func clearUser() {self._user = nil}
 
   var becameCurrentAtMicros: Int64 = 0
 
@@ -863,11 +892,9 @@ nonisolated struct Activitylog_V1_CurrentEntry: Sendable {
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
-
-  fileprivate var _user: String? = nil
 }
 
-/// activity.saved: key → this.
+/// activity.saved: space id and key → this.
 nonisolated struct Activitylog_V1_SavedRecord: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -889,6 +916,13 @@ nonisolated struct Activitylog_V1_SavedRecord: Sendable {
   var position: UInt64 = 0
 
   var trigger: Activitylog_V1_SaveTrigger = .unspecified
+
+  /// For suggestions: how many times a copy under this key was saved because
+  /// its activity became current, and the times of the last ten of those
+  /// (oldest first). Kept while the key holds a copy; reset when it is removed.
+  var becameCurrentCount: UInt64 = 0
+
+  var recentBecameCurrentMicros: [Int64] = []
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1559,7 +1593,7 @@ nonisolated extension Activitylog_V1_ActivityTypesDeclared: SwiftProtobuf.Messag
 
 nonisolated extension Activitylog_V1_ActivityCreated: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ActivityCreated"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{2}\u{e}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1568,6 +1602,7 @@ nonisolated extension Activitylog_V1_ActivityCreated: SwiftProtobuf.Message, Swi
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularMessageField(value: &self._activity) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -1581,11 +1616,15 @@ nonisolated extension Activitylog_V1_ActivityCreated: SwiftProtobuf.Message, Swi
     try { if let v = self._activity {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
     } }()
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Activitylog_V1_ActivityCreated, rhs: Activitylog_V1_ActivityCreated) -> Bool {
     if lhs._activity != rhs._activity {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1593,7 +1632,7 @@ nonisolated extension Activitylog_V1_ActivityCreated: SwiftProtobuf.Message, Swi
 
 nonisolated extension Activitylog_V1_ActivityUpdated: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ActivityUpdated"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{3}changed_properties\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{3}changed_properties\0\u{2}\u{d}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1603,6 +1642,7 @@ nonisolated extension Activitylog_V1_ActivityUpdated: SwiftProtobuf.Message, Swi
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularMessageField(value: &self._activity) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.changedProperties) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -1619,12 +1659,16 @@ nonisolated extension Activitylog_V1_ActivityUpdated: SwiftProtobuf.Message, Swi
     if !self.changedProperties.isEmpty {
       try visitor.visitRepeatedStringField(value: self.changedProperties, fieldNumber: 2)
     }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Activitylog_V1_ActivityUpdated, rhs: Activitylog_V1_ActivityUpdated) -> Bool {
     if lhs._activity != rhs._activity {return false}
     if lhs.changedProperties != rhs.changedProperties {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1632,7 +1676,7 @@ nonisolated extension Activitylog_V1_ActivityUpdated: SwiftProtobuf.Message, Swi
 
 nonisolated extension Activitylog_V1_ActivityUserInfoEntriesAdded: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ActivityUserInfoEntriesAdded"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{1}entries\0\u{3}replaced_keys\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{1}entries\0\u{3}replaced_keys\0\u{2}\u{c}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1643,6 +1687,7 @@ nonisolated extension Activitylog_V1_ActivityUserInfoEntriesAdded: SwiftProtobuf
       case 1: try { try decoder.decodeSingularStringField(value: &self.activity) }()
       case 2: try { try decoder.decodeSingularMessageField(value: &self._entries) }()
       case 3: try { try decoder.decodeRepeatedStringField(value: &self.replacedKeys) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -1662,6 +1707,9 @@ nonisolated extension Activitylog_V1_ActivityUserInfoEntriesAdded: SwiftProtobuf
     if !self.replacedKeys.isEmpty {
       try visitor.visitRepeatedStringField(value: self.replacedKeys, fieldNumber: 3)
     }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1669,6 +1717,7 @@ nonisolated extension Activitylog_V1_ActivityUserInfoEntriesAdded: SwiftProtobuf
     if lhs.activity != rhs.activity {return false}
     if lhs._entries != rhs._entries {return false}
     if lhs.replacedKeys != rhs.replacedKeys {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1676,7 +1725,7 @@ nonisolated extension Activitylog_V1_ActivityUserInfoEntriesAdded: SwiftProtobuf
 
 nonisolated extension Activitylog_V1_ActivityBecameCurrent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ActivityBecameCurrent"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{1}device\0\u{1}user\0\u{1}superseded\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{1}device\0\u{3}v1_owner\0\u{1}superseded\0\u{2}\u{b}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1686,8 +1735,9 @@ nonisolated extension Activitylog_V1_ActivityBecameCurrent: SwiftProtobuf.Messag
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.activity) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.device) }()
-      case 3: try { try decoder.decodeSingularStringField(value: &self._user) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self._v1Owner) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self._superseded) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -1704,20 +1754,24 @@ nonisolated extension Activitylog_V1_ActivityBecameCurrent: SwiftProtobuf.Messag
     if !self.device.isEmpty {
       try visitor.visitSingularStringField(value: self.device, fieldNumber: 2)
     }
-    try { if let v = self._user {
+    try { if let v = self._v1Owner {
       try visitor.visitSingularStringField(value: v, fieldNumber: 3)
     } }()
     try { if let v = self._superseded {
       try visitor.visitSingularStringField(value: v, fieldNumber: 4)
     } }()
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Activitylog_V1_ActivityBecameCurrent, rhs: Activitylog_V1_ActivityBecameCurrent) -> Bool {
     if lhs.activity != rhs.activity {return false}
     if lhs.device != rhs.device {return false}
-    if lhs._user != rhs._user {return false}
+    if lhs._v1Owner != rhs._v1Owner {return false}
     if lhs._superseded != rhs._superseded {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1725,7 +1779,7 @@ nonisolated extension Activitylog_V1_ActivityBecameCurrent: SwiftProtobuf.Messag
 
 nonisolated extension Activitylog_V1_ActivityResignedCurrent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ActivityResignedCurrent"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{1}device\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{1}device\0\u{2}\u{d}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1735,6 +1789,7 @@ nonisolated extension Activitylog_V1_ActivityResignedCurrent: SwiftProtobuf.Mess
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.activity) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.device) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -1747,12 +1802,16 @@ nonisolated extension Activitylog_V1_ActivityResignedCurrent: SwiftProtobuf.Mess
     if !self.device.isEmpty {
       try visitor.visitSingularStringField(value: self.device, fieldNumber: 2)
     }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Activitylog_V1_ActivityResignedCurrent, rhs: Activitylog_V1_ActivityResignedCurrent) -> Bool {
     if lhs.activity != rhs.activity {return false}
     if lhs.device != rhs.device {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1760,7 +1819,7 @@ nonisolated extension Activitylog_V1_ActivityResignedCurrent: SwiftProtobuf.Mess
 
 nonisolated extension Activitylog_V1_ActivityInvalidated: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ActivityInvalidated"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{1}device\0\u{3}was_current\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{1}device\0\u{3}was_current\0\u{2}\u{c}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1771,6 +1830,7 @@ nonisolated extension Activitylog_V1_ActivityInvalidated: SwiftProtobuf.Message,
       case 1: try { try decoder.decodeSingularStringField(value: &self.activity) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.device) }()
       case 3: try { try decoder.decodeSingularBoolField(value: &self.wasCurrent) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -1786,6 +1846,9 @@ nonisolated extension Activitylog_V1_ActivityInvalidated: SwiftProtobuf.Message,
     if self.wasCurrent != false {
       try visitor.visitSingularBoolField(value: self.wasCurrent, fieldNumber: 3)
     }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1793,6 +1856,7 @@ nonisolated extension Activitylog_V1_ActivityInvalidated: SwiftProtobuf.Message,
     if lhs.activity != rhs.activity {return false}
     if lhs.device != rhs.device {return false}
     if lhs.wasCurrent != rhs.wasCurrent {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1800,7 +1864,7 @@ nonisolated extension Activitylog_V1_ActivityInvalidated: SwiftProtobuf.Message,
 
 nonisolated extension Activitylog_V1_ActivitySaved: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ActivitySaved"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}copy\0\u{1}trigger\0\u{3}replaced_activity\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}copy\0\u{1}trigger\0\u{3}replaced_activity\0\u{2}\u{b}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1812,6 +1876,7 @@ nonisolated extension Activitylog_V1_ActivitySaved: SwiftProtobuf.Message, Swift
       case 2: try { try decoder.decodeSingularMessageField(value: &self._copy) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.trigger) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self._replacedActivity) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -1834,6 +1899,9 @@ nonisolated extension Activitylog_V1_ActivitySaved: SwiftProtobuf.Message, Swift
     try { if let v = self._replacedActivity {
       try visitor.visitSingularStringField(value: v, fieldNumber: 4)
     } }()
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1842,6 +1910,7 @@ nonisolated extension Activitylog_V1_ActivitySaved: SwiftProtobuf.Message, Swift
     if lhs._copy != rhs._copy {return false}
     if lhs.trigger != rhs.trigger {return false}
     if lhs._replacedActivity != rhs._replacedActivity {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1849,7 +1918,7 @@ nonisolated extension Activitylog_V1_ActivitySaved: SwiftProtobuf.Message, Swift
 
 nonisolated extension Activitylog_V1_SavedActivitiesDeleted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SavedActivitiesDeleted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}persistent_identifiers\0\u{3}removed_keys\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}persistent_identifiers\0\u{3}removed_keys\0\u{2}\u{d}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1859,6 +1928,7 @@ nonisolated extension Activitylog_V1_SavedActivitiesDeleted: SwiftProtobuf.Messa
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedStringField(value: &self.persistentIdentifiers) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.removedKeys) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -1871,12 +1941,16 @@ nonisolated extension Activitylog_V1_SavedActivitiesDeleted: SwiftProtobuf.Messa
     if !self.removedKeys.isEmpty {
       try visitor.visitRepeatedStringField(value: self.removedKeys, fieldNumber: 2)
     }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Activitylog_V1_SavedActivitiesDeleted, rhs: Activitylog_V1_SavedActivitiesDeleted) -> Bool {
     if lhs.persistentIdentifiers != rhs.persistentIdentifiers {return false}
     if lhs.removedKeys != rhs.removedKeys {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1884,7 +1958,7 @@ nonisolated extension Activitylog_V1_SavedActivitiesDeleted: SwiftProtobuf.Messa
 
 nonisolated extension Activitylog_V1_SavedActivitiesAllDeleted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SavedActivitiesAllDeleted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}removed_keys\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}removed_keys\0\u{2}\u{e}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1893,6 +1967,7 @@ nonisolated extension Activitylog_V1_SavedActivitiesAllDeleted: SwiftProtobuf.Me
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedStringField(value: &self.removedKeys) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -1902,11 +1977,15 @@ nonisolated extension Activitylog_V1_SavedActivitiesAllDeleted: SwiftProtobuf.Me
     if !self.removedKeys.isEmpty {
       try visitor.visitRepeatedStringField(value: self.removedKeys, fieldNumber: 1)
     }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Activitylog_V1_SavedActivitiesAllDeleted, rhs: Activitylog_V1_SavedActivitiesAllDeleted) -> Bool {
     if lhs.removedKeys != rhs.removedKeys {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1973,7 +2052,7 @@ nonisolated extension Activitylog_V1_ActivityRecord: SwiftProtobuf.Message, Swif
 
 nonisolated extension Activitylog_V1_CurrentEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".CurrentEntry"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{1}user\0\u{3}became_current_at_micros\0\u{1}position\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{4}\u{2}became_current_at_micros\0\u{1}position\0\u{c}\u{2}\u{1}")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1982,7 +2061,6 @@ nonisolated extension Activitylog_V1_CurrentEntry: SwiftProtobuf.Message, SwiftP
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.activity) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self._user) }()
       case 3: try { try decoder.decodeSingularSInt64Field(value: &self.becameCurrentAtMicros) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.position) }()
       default: break
@@ -1991,16 +2069,9 @@ nonisolated extension Activitylog_V1_CurrentEntry: SwiftProtobuf.Message, SwiftP
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.activity.isEmpty {
       try visitor.visitSingularStringField(value: self.activity, fieldNumber: 1)
     }
-    try { if let v = self._user {
-      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
-    } }()
     if self.becameCurrentAtMicros != 0 {
       try visitor.visitSingularSInt64Field(value: self.becameCurrentAtMicros, fieldNumber: 3)
     }
@@ -2012,7 +2083,6 @@ nonisolated extension Activitylog_V1_CurrentEntry: SwiftProtobuf.Message, SwiftP
 
   static func ==(lhs: Activitylog_V1_CurrentEntry, rhs: Activitylog_V1_CurrentEntry) -> Bool {
     if lhs.activity != rhs.activity {return false}
-    if lhs._user != rhs._user {return false}
     if lhs.becameCurrentAtMicros != rhs.becameCurrentAtMicros {return false}
     if lhs.position != rhs.position {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -2022,7 +2092,7 @@ nonisolated extension Activitylog_V1_CurrentEntry: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Activitylog_V1_SavedRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SavedRecord"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}copy\0\u{3}saved_at_micros\0\u{1}position\0\u{1}trigger\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}copy\0\u{3}saved_at_micros\0\u{1}position\0\u{1}trigger\0\u{3}became_current_count\0\u{3}recent_became_current_micros\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2035,6 +2105,8 @@ nonisolated extension Activitylog_V1_SavedRecord: SwiftProtobuf.Message, SwiftPr
       case 3: try { try decoder.decodeSingularSInt64Field(value: &self.savedAtMicros) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.position) }()
       case 5: try { try decoder.decodeSingularEnumField(value: &self.trigger) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.becameCurrentCount) }()
+      case 7: try { try decoder.decodeRepeatedSInt64Field(value: &self.recentBecameCurrentMicros) }()
       default: break
       }
     }
@@ -2060,6 +2132,12 @@ nonisolated extension Activitylog_V1_SavedRecord: SwiftProtobuf.Message, SwiftPr
     if self.trigger != .unspecified {
       try visitor.visitSingularEnumField(value: self.trigger, fieldNumber: 5)
     }
+    if self.becameCurrentCount != 0 {
+      try visitor.visitSingularUInt64Field(value: self.becameCurrentCount, fieldNumber: 6)
+    }
+    if !self.recentBecameCurrentMicros.isEmpty {
+      try visitor.visitPackedSInt64Field(value: self.recentBecameCurrentMicros, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2069,6 +2147,8 @@ nonisolated extension Activitylog_V1_SavedRecord: SwiftProtobuf.Message, SwiftPr
     if lhs.savedAtMicros != rhs.savedAtMicros {return false}
     if lhs.position != rhs.position {return false}
     if lhs.trigger != rhs.trigger {return false}
+    if lhs.becameCurrentCount != rhs.becameCurrentCount {return false}
+    if lhs.recentBecameCurrentMicros != rhs.recentBecameCurrentMicros {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

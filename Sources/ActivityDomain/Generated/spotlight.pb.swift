@@ -173,6 +173,10 @@ nonisolated struct Activitylog_V1_SearchableItemsIndexed: Sendable {
 
   var droppedUpdates: [String] = []
 
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -188,6 +192,10 @@ nonisolated struct Activitylog_V1_SearchableItemsDeleted: Sendable {
   var identifiers: [String] = []
 
   var removedIdentifiers: [String] = []
+
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -205,6 +213,10 @@ nonisolated struct Activitylog_V1_SearchableItemsInDomainsDeleted: Sendable {
 
   var removedIdentifiers: [String] = []
 
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -221,6 +233,10 @@ nonisolated struct Activitylog_V1_SearchableItemsAllDeleted: Sendable {
 
   var forgottenClientStateIndexes: [String] = []
 
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -236,6 +252,10 @@ nonisolated struct Activitylog_V1_SearchableItemsExpiredPurged: Sendable {
   var nowMicros: Int64 = 0
 
   var removedIdentifiers: [String] = []
+
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -276,6 +296,10 @@ nonisolated struct Activitylog_V1_IndexBatchCommitted: Sendable {
 
   var firstPosition: UInt64 = 0
 
+  /// Schema version 2: the user space the event belongs to ("" is the
+  /// default space); version 1 events have none and belong to "".
+  var user: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -284,7 +308,7 @@ nonisolated struct Activitylog_V1_IndexBatchCommitted: Sendable {
   fileprivate var _expectedClientState: Data? = nil
 }
 
-/// spotlight.items: uniqueIdentifier → this.
+/// spotlight.items: space id and uniqueIdentifier → this.
 nonisolated struct Activitylog_V1_SearchableItemRecord: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -472,7 +496,7 @@ nonisolated extension Activitylog_V1_IndexedItem: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Activitylog_V1_SearchableItemsIndexed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SearchableItemsIndexed"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}items\0\u{3}dropped_updates\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}items\0\u{3}dropped_updates\0\u{2}\u{d}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -482,6 +506,7 @@ nonisolated extension Activitylog_V1_SearchableItemsIndexed: SwiftProtobuf.Messa
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.items) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.droppedUpdates) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -494,12 +519,16 @@ nonisolated extension Activitylog_V1_SearchableItemsIndexed: SwiftProtobuf.Messa
     if !self.droppedUpdates.isEmpty {
       try visitor.visitRepeatedStringField(value: self.droppedUpdates, fieldNumber: 2)
     }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Activitylog_V1_SearchableItemsIndexed, rhs: Activitylog_V1_SearchableItemsIndexed) -> Bool {
     if lhs.items != rhs.items {return false}
     if lhs.droppedUpdates != rhs.droppedUpdates {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -507,7 +536,7 @@ nonisolated extension Activitylog_V1_SearchableItemsIndexed: SwiftProtobuf.Messa
 
 nonisolated extension Activitylog_V1_SearchableItemsDeleted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SearchableItemsDeleted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}identifiers\0\u{3}removed_identifiers\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}identifiers\0\u{3}removed_identifiers\0\u{2}\u{d}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -517,6 +546,7 @@ nonisolated extension Activitylog_V1_SearchableItemsDeleted: SwiftProtobuf.Messa
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedStringField(value: &self.identifiers) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.removedIdentifiers) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -529,12 +559,16 @@ nonisolated extension Activitylog_V1_SearchableItemsDeleted: SwiftProtobuf.Messa
     if !self.removedIdentifiers.isEmpty {
       try visitor.visitRepeatedStringField(value: self.removedIdentifiers, fieldNumber: 2)
     }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Activitylog_V1_SearchableItemsDeleted, rhs: Activitylog_V1_SearchableItemsDeleted) -> Bool {
     if lhs.identifiers != rhs.identifiers {return false}
     if lhs.removedIdentifiers != rhs.removedIdentifiers {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -542,7 +576,7 @@ nonisolated extension Activitylog_V1_SearchableItemsDeleted: SwiftProtobuf.Messa
 
 nonisolated extension Activitylog_V1_SearchableItemsInDomainsDeleted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SearchableItemsInDomainsDeleted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}domain_identifiers\0\u{3}removed_identifiers\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}domain_identifiers\0\u{3}removed_identifiers\0\u{2}\u{d}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -552,6 +586,7 @@ nonisolated extension Activitylog_V1_SearchableItemsInDomainsDeleted: SwiftProto
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedStringField(value: &self.domainIdentifiers) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.removedIdentifiers) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -564,12 +599,16 @@ nonisolated extension Activitylog_V1_SearchableItemsInDomainsDeleted: SwiftProto
     if !self.removedIdentifiers.isEmpty {
       try visitor.visitRepeatedStringField(value: self.removedIdentifiers, fieldNumber: 2)
     }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Activitylog_V1_SearchableItemsInDomainsDeleted, rhs: Activitylog_V1_SearchableItemsInDomainsDeleted) -> Bool {
     if lhs.domainIdentifiers != rhs.domainIdentifiers {return false}
     if lhs.removedIdentifiers != rhs.removedIdentifiers {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -577,7 +616,7 @@ nonisolated extension Activitylog_V1_SearchableItemsInDomainsDeleted: SwiftProto
 
 nonisolated extension Activitylog_V1_SearchableItemsAllDeleted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SearchableItemsAllDeleted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}removed_identifiers\0\u{3}forgotten_client_state_indexes\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}removed_identifiers\0\u{3}forgotten_client_state_indexes\0\u{2}\u{d}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -587,6 +626,7 @@ nonisolated extension Activitylog_V1_SearchableItemsAllDeleted: SwiftProtobuf.Me
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedStringField(value: &self.removedIdentifiers) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.forgottenClientStateIndexes) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -599,12 +639,16 @@ nonisolated extension Activitylog_V1_SearchableItemsAllDeleted: SwiftProtobuf.Me
     if !self.forgottenClientStateIndexes.isEmpty {
       try visitor.visitRepeatedStringField(value: self.forgottenClientStateIndexes, fieldNumber: 2)
     }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Activitylog_V1_SearchableItemsAllDeleted, rhs: Activitylog_V1_SearchableItemsAllDeleted) -> Bool {
     if lhs.removedIdentifiers != rhs.removedIdentifiers {return false}
     if lhs.forgottenClientStateIndexes != rhs.forgottenClientStateIndexes {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -612,7 +656,7 @@ nonisolated extension Activitylog_V1_SearchableItemsAllDeleted: SwiftProtobuf.Me
 
 nonisolated extension Activitylog_V1_SearchableItemsExpiredPurged: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SearchableItemsExpiredPurged"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}now_micros\0\u{3}removed_identifiers\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}now_micros\0\u{3}removed_identifiers\0\u{2}\u{d}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -622,6 +666,7 @@ nonisolated extension Activitylog_V1_SearchableItemsExpiredPurged: SwiftProtobuf
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularSInt64Field(value: &self.nowMicros) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.removedIdentifiers) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -634,12 +679,16 @@ nonisolated extension Activitylog_V1_SearchableItemsExpiredPurged: SwiftProtobuf
     if !self.removedIdentifiers.isEmpty {
       try visitor.visitRepeatedStringField(value: self.removedIdentifiers, fieldNumber: 2)
     }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Activitylog_V1_SearchableItemsExpiredPurged, rhs: Activitylog_V1_SearchableItemsExpiredPurged) -> Bool {
     if lhs.nowMicros != rhs.nowMicros {return false}
     if lhs.removedIdentifiers != rhs.removedIdentifiers {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -647,7 +696,7 @@ nonisolated extension Activitylog_V1_SearchableItemsExpiredPurged: SwiftProtobuf
 
 nonisolated extension Activitylog_V1_IndexBatchCommitted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".IndexBatchCommitted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}index\0\u{3}client_state\0\u{3}previous_client_state\0\u{3}expected_client_state\0\u{3}first_position\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}index\0\u{3}client_state\0\u{3}previous_client_state\0\u{3}expected_client_state\0\u{3}first_position\0\u{2}\u{a}user\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -660,6 +709,7 @@ nonisolated extension Activitylog_V1_IndexBatchCommitted: SwiftProtobuf.Message,
       case 3: try { try decoder.decodeSingularBytesField(value: &self._previousClientState) }()
       case 4: try { try decoder.decodeSingularBytesField(value: &self._expectedClientState) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.firstPosition) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.user) }()
       default: break
       }
     }
@@ -685,6 +735,9 @@ nonisolated extension Activitylog_V1_IndexBatchCommitted: SwiftProtobuf.Message,
     if self.firstPosition != 0 {
       try visitor.visitSingularUInt64Field(value: self.firstPosition, fieldNumber: 5)
     }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -694,6 +747,7 @@ nonisolated extension Activitylog_V1_IndexBatchCommitted: SwiftProtobuf.Message,
     if lhs._previousClientState != rhs._previousClientState {return false}
     if lhs._expectedClientState != rhs._expectedClientState {return false}
     if lhs.firstPosition != rhs.firstPosition {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

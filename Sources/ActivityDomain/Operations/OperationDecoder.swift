@@ -48,9 +48,16 @@ public struct OperationDecoder: Sendable {
                                 allowed: Self.operations.joined(separator: ", "))
         }
         var reader = MemberReader(json: json, operation: op)
+        // The user space the operation acts in (SPEC §9); on createActivity
+        // it is also the activity's owner.
+        let user = try reader.optional("user", reader.string)
         let command: ActivityCommand
         switch op {
         case "declareActivityTypes":
+            if let user {
+                throw ActivityError(.malformedOperation, operation: op, field: "user", value: user,
+                                    allowed: "no user: declared activity types are the app's, shared by every user space")
+            }
             command = .declareActivityTypes(try reader.required("types", reader.strings))
         case "createActivity":
             command = .createActivity(try createdActivity(&reader))
@@ -92,7 +99,7 @@ public struct OperationDecoder: Sendable {
         }
         let at = try reader.optional("at", reader.date)
         try reader.rejectUnknownMembers()
-        return ActivityCommand.Timed(command, at: at)
+        return ActivityCommand.Timed(command, user: user, at: at)
     }
 
     // MARK: Activities
@@ -101,8 +108,7 @@ public struct OperationDecoder: Sendable {
         var activity = UserActivity(
             activity: try reader.required("activity", reader.string),
             activityType: try reader.required("activityType", reader.string),
-            device: try reader.required("device", reader.string),
-            user: try reader.optional("user", reader.string))
+            device: try reader.required("device", reader.string))
         activity.title = try reader.optional("title", reader.string)
         activity.userInfo = try reader.optional("userInfo", reader.userInfo) ?? [:]
         activity.requiredUserInfoKeys = try reader.optional("requiredUserInfoKeys", reader.strings).map(Set.init)
@@ -124,9 +130,9 @@ public struct OperationDecoder: Sendable {
     /// An update: a member left out keeps the property; `null` clears an
     /// optional property (`.some(nil)`), and is an error for the others.
     private func update(_ reader: inout MemberReader) throws -> ActivityUpdate {
-        for fixed in ["activityType", "device", "user"] where reader.has(fixed) {
+        for fixed in ["activityType", "device"] where reader.has(fixed) {
             throw ActivityError(.malformedOperation, operation: "updateActivity", field: fixed, value: reader.shown(fixed),
-                                allowed: "activityType, device and user are fixed when the activity is created")
+                                allowed: "activityType and device are fixed when the activity is created")
         }
         var update = ActivityUpdate()
         update.title = try reader.clearable("title", reader.string)

@@ -5,47 +5,53 @@ import LMDB
 /// The projection the rules read: every activity with its state and
 /// properties, and the declared activity types.
 ///
-/// Databases: `activity.registry.activities` (activity id → `ActivityRecord`
-/// message), `activity.registry.types` (type → position that declared it).
+/// Databases: `activity.registry.activities` (space id and activity id →
+/// `ActivityRecord` message: ids are unique within a user space),
+/// `activity.registry.types` (type → position that declared it; store-wide).
 ///
 /// ```swift
-/// let record = try store.eventStore.read { txn in try store.views.registry.record("a1", in: txn) }
+/// let record = try store.read { txn in try store.views.registry.record("a1", space: 0, in: txn) }
 /// ```
 public struct ActivityRegistry: Projection {
     public var name: String { "activity.registry" }
-    public var version: UInt32 { 1 }
+    public var version: UInt32 { 2 }
     public var databaseNames: [String] { ["activity.registry.activities", "activity.registry.types"] }
 
-    let activities: Database<String, [UInt8]>
+    let activities: Database<SpaceKey, [UInt8]>
     let types: Database<String, UInt64>
+    let spaces: SpaceDirectory
 
-    public init(openingIn txn: WriteTransaction) throws {
+    public init(openingIn txn: WriteTransaction, spaces: SpaceDirectory) throws {
+        self.spaces = spaces
         activities = try txn.createDatabase("activity.registry.activities")
         types = try txn.createDatabase("activity.registry.types")
     }
 
     // MARK: Reading
 
-    /// The activity with id `id`, or nil.
-    public func record(_ id: String, in txn: ReadTransaction) throws -> ActivityRecord? {
-        try rawRecord(id, in: txn).map(ActivityRecord.init(proto:))
+    /// The activity with id `id` in `space`, or nil.
+    public func record(_ id: String, space: UInt32, in txn: ReadTransaction) throws -> ActivityRecord? {
+        try rawRecord(id, space: space, in: txn).map(ActivityRecord.init(proto:))
     }
 
-    func rawRecord(_ id: String, in txn: ReadTransaction) throws -> Activitylog_V1_ActivityRecord? {
-        guard !id.isEmpty, id.utf8.count <= 511 else { return nil }
-        return try activities.message(id, in: txn)
+    func rawRecord(_ id: String, space: UInt32, in txn: ReadTransaction) throws -> Activitylog_V1_ActivityRecord? {
+        guard !id.isEmpty, id.utf8.count <= 507 else { return nil }
+        return try activities.message(SpaceKey(space: space, id), in: txn)
     }
 
-    /// Every activity, by id (UTF-8 byte order).
-    public func allRecords(in txn: ReadTransaction) throws -> [ActivityRecord] {
+    /// Every activity of `space`, by id (UTF-8 byte order).
+    public func allRecords(space: UInt32, in txn: ReadTransaction) throws -> [ActivityRecord] {
         var result: [ActivityRecord] = []
-        let cursor = try activities.cursor(in: txn)
-        var entry = try cursor.first()
-        while let (_, value) = entry {
-            result.append(try ActivityRecord(proto: Activitylog_V1_ActivityRecord(serializedBytes: value)))
-            entry = try cursor.next()
+        try activities.forEach(inSpace: space, in: txn) { _, value in
+            result.append(try ActivityRecord(proto: Activitylog_V1_ActivityRecord(serializedBytes: [UInt8](value))))
+            return true
         }
         return result
+    }
+
+    /// How many activities `space` holds, invalidated ones included.
+    public func count(space: UInt32, in txn: ReadTransaction) throws -> Int {
+        try activities.count(inSpace: space, in: txn)
     }
 
     /// Whether `type` was declared.
@@ -75,6 +81,7 @@ public struct ActivityRegistry: Projection {
     private func apply(_ recorded: RecordedEvent, in txn: WriteTransaction) throws {
         guard let event = try ActivityEvent(recorded) else { return }
         let position = recorded.position
+        let space = try event.user.map { try spaces.appliedID(of: $0, recorded, in: txn) } ?? SpaceDirectory.none
         switch event {
         case .typesDeclared(let m):
             for type in m.types {
@@ -87,38 +94,38 @@ public struct ActivityRegistry: Projection {
             record.createdPosition = position
             record.createdAtMicros = recorded.appendedAtMicroseconds
             record.lastPosition = position
-            try activities.put(message: record, forKey: m.activity.activity, in: txn)
+            try activities.put(message: record, forKey: SpaceKey(space: space, m.activity.activity), in: txn)
         case .updated(let m):
-            try modify(m.activity.activity, at: position, in: txn) { $0.activity = m.activity }
+            try modify(space, m.activity.activity, at: position, in: txn) { $0.activity = m.activity }
         case .userInfoEntriesAdded(let m):
-            try modify(m.activity, at: position, in: txn) { record in
+            try modify(space, m.activity, at: position, in: txn) { record in
                 record.activity.userInfo = Self.merged(record.activity.userInfo, m.entries)
             }
         case .becameCurrent(let m):
             if m.hasSuperseded {
-                try modify(m.superseded, at: position, in: txn) { $0.state = .inactive }
+                try modify(space, m.superseded, at: position, in: txn) { $0.state = .inactive }
             }
-            try modify(m.activity, at: position, in: txn) { record in
+            try modify(space, m.activity, at: position, in: txn) { record in
                 record.state = .current
                 record.becameCurrentAtMicros = recorded.appendedAtMicroseconds
             }
         case .resignedCurrent(let m):
-            try modify(m.activity, at: position, in: txn) { $0.state = .inactive }
+            try modify(space, m.activity, at: position, in: txn) { $0.state = .inactive }
         case .invalidated(let m):
-            try modify(m.activity, at: position, in: txn) { $0.state = .invalidated }
+            try modify(space, m.activity, at: position, in: txn) { $0.state = .invalidated }
         case .saved, .savedDeleted, .savedAllDeleted:
             break
         }
     }
 
-    private func modify(_ id: String, at position: Position, in txn: WriteTransaction,
+    private func modify(_ space: UInt32, _ id: String, at position: Position, in txn: WriteTransaction,
                         _ change: (inout Activitylog_V1_ActivityRecord) -> Void) throws {
-        guard var record = try rawRecord(id, in: txn) else {
+        guard var record = try rawRecord(id, space: space, in: txn) else {
             throw PayloadError("the log names activity \"\(id)\" at position \(position), which the registry does not hold")
         }
         change(&record)
         record.lastPosition = position
-        try activities.put(message: record, forKey: id, in: txn)
+        try activities.put(message: record, forKey: SpaceKey(space: space, id), in: txn)
     }
 
     /// `base` with `entries` merged in (an entry replaces a value of the same

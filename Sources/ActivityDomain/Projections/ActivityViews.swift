@@ -12,6 +12,8 @@ import LMDB
 /// (``search``, over items and saved activities) are in the same set; each
 /// projection owns its databases and ignores events that are not its own.
 public struct ActivityViews: ProjectionSet {
+    /// The user spaces: each user's id in every other view's keys.
+    public let spaces: SpaceDirectory
     public let registry: ActivityRegistry
     public let current: CurrentActivityView
     public let saved: SavedActivityStore
@@ -19,13 +21,15 @@ public struct ActivityViews: ProjectionSet {
     public let search: KeywordIndexProjection
 
     public init(openingIn txn: WriteTransaction) throws {
-        registry = try ActivityRegistry(openingIn: txn)
-        current = try CurrentActivityView(openingIn: txn)
-        saved = try SavedActivityStore(openingIn: txn)
-        items = try SearchableItemStore(openingIn: txn)
-        search = try KeywordIndexProjection(openingIn: txn)
+        spaces = try SpaceDirectory(openingIn: txn)
+        registry = try ActivityRegistry(openingIn: txn, spaces: spaces)
+        current = try CurrentActivityView(openingIn: txn, spaces: spaces)
+        saved = try SavedActivityStore(openingIn: txn, spaces: spaces)
+        items = try SearchableItemStore(openingIn: txn, spaces: spaces)
+        search = try KeywordIndexProjection(openingIn: txn, spaces: spaces)
     }
 
-    /// In application order: the registry first, so the others may read it.
-    public var all: [any Projection] { [registry, current, saved, items, search] }
+    /// In application order: the space directory first, so that the others
+    /// find each event's space in it; then the registry, which they may read.
+    public var all: [any Projection] { [spaces, registry, current, saved, items, search] }
 }

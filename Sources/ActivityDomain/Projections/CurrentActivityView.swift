@@ -5,50 +5,53 @@ import LMDB
 /// The current-activity view: at most one current activity per device, and
 /// when it became current.
 ///
-/// Database: `activity.current` (device → `CurrentEntry` message). The
+/// Database: `activity.current` (space id and device → `CurrentEntry`
+/// message): a user's devices are one key range, which Handoff walks. The
 /// activity's properties are read from the registry, so that they are never
 /// stored twice.
 public struct CurrentActivityView: Projection {
     public var name: String { "activity.current" }
-    public var version: UInt32 { 1 }
+    public var version: UInt32 { 2 }
     public var databaseNames: [String] { ["activity.current"] }
 
-    let current: Database<String, [UInt8]>
+    let current: Database<SpaceKey, [UInt8]>
+    let spaces: SpaceDirectory
 
-    public init(openingIn txn: WriteTransaction) throws {
+    public init(openingIn txn: WriteTransaction, spaces: SpaceDirectory) throws {
+        self.spaces = spaces
         current = try txn.createDatabase("activity.current")
     }
 
     // MARK: Reading
 
-    /// The id of the activity current on `device` and its entry, or nil.
-    func entry(onDevice device: String, in txn: ReadTransaction) throws -> Activitylog_V1_CurrentEntry? {
-        guard !device.isEmpty, device.utf8.count <= 511 else { return nil }
-        return try current.message(device, in: txn)
+    /// The id of the activity current on `device` of `space` and its entry, or nil.
+    func entry(onDevice device: String, space: UInt32, in txn: ReadTransaction) throws -> Activitylog_V1_CurrentEntry? {
+        guard !device.isEmpty, device.utf8.count <= 507 else { return nil }
+        return try current.message(SpaceKey(space: space, device), in: txn)
     }
 
-    /// The activity current on `device`, with its properties from `registry`.
-    public func activity(onDevice device: String, registry: ActivityRegistry, in txn: ReadTransaction) throws -> CurrentActivity? {
-        guard let entry = try entry(onDevice: device, in: txn) else { return nil }
-        return try resolved(device: device, entry, registry: registry, in: txn)
+    /// The activity current on `device` of `space`, with its properties from `registry`.
+    public func activity(onDevice device: String, space: UInt32, registry: ActivityRegistry,
+                         in txn: ReadTransaction) throws -> CurrentActivity? {
+        guard let entry = try entry(onDevice: device, space: space, in: txn) else { return nil }
+        return try resolved(device: device, space: space, entry, registry: registry, in: txn)
     }
 
-    /// Every current activity, by device (UTF-8 byte order).
-    public func all(registry: ActivityRegistry, in txn: ReadTransaction) throws -> [CurrentActivity] {
+    /// Every current activity of `space`, by device (UTF-8 byte order): one
+    /// key range, however many other users the store holds.
+    public func all(space: UInt32, registry: ActivityRegistry, in txn: ReadTransaction) throws -> [CurrentActivity] {
         var result: [CurrentActivity] = []
-        let cursor = try current.cursor(in: txn)
-        var entry = try cursor.first()
-        while let (device, value) = entry {
-            let message = try Activitylog_V1_CurrentEntry(serializedBytes: value)
-            result.append(try resolved(device: device, message, registry: registry, in: txn))
-            entry = try cursor.next()
+        try current.forEach(inSpace: space, in: txn) { key, value in
+            let message = try Activitylog_V1_CurrentEntry(serializedBytes: [UInt8](value))
+            result.append(try resolved(device: String(decoding: key, as: UTF8.self), space: space, message, registry: registry, in: txn))
+            return true
         }
         return result
     }
 
-    private func resolved(device: String, _ entry: Activitylog_V1_CurrentEntry, registry: ActivityRegistry,
+    private func resolved(device: String, space: UInt32, _ entry: Activitylog_V1_CurrentEntry, registry: ActivityRegistry,
                           in txn: ReadTransaction) throws -> CurrentActivity {
-        guard let record = try registry.record(entry.activity, in: txn) else {
+        guard let record = try registry.record(entry.activity, space: space, in: txn) else {
             throw PayloadError("activity \"\(entry.activity)\" is current on \(device) but missing from the registry")
         }
         return CurrentActivity(device: device, activity: record.activity,
@@ -62,28 +65,28 @@ public struct CurrentActivityView: Projection {
     }
 
     private func apply(_ recorded: RecordedEvent, in txn: WriteTransaction) throws {
-        guard let event = try ActivityEvent(recorded) else { return }
+        guard let event = try ActivityEvent(recorded), let user = event.user else { return }
         switch event {
         case .becameCurrent(let m):
             // Replaces the superseded activity's entry: one current per device.
             var entry = Activitylog_V1_CurrentEntry()
             entry.activity = m.activity
-            if m.hasUser { entry.user = m.user }
             entry.becameCurrentAtMicros = recorded.appendedAtMicroseconds
             entry.position = recorded.position
-            try current.put(message: entry, forKey: m.device, in: txn)
+            let space = try spaces.appliedID(of: user, recorded, in: txn)
+            try current.put(message: entry, forKey: SpaceKey(space: space, m.device), in: txn)
         case .resignedCurrent(let m):
-            try removeIfCurrent(m.activity, device: m.device, in: txn)
+            try removeIfCurrent(m.activity, device: m.device, space: try spaces.appliedID(of: user, recorded, in: txn), in: txn)
         case .invalidated(let m):
-            try removeIfCurrent(m.activity, device: m.device, in: txn)
+            try removeIfCurrent(m.activity, device: m.device, space: try spaces.appliedID(of: user, recorded, in: txn), in: txn)
         default:
             break
         }
     }
 
-    private func removeIfCurrent(_ activity: String, device: String, in txn: WriteTransaction) throws {
-        if let entry = try entry(onDevice: device, in: txn), entry.activity == activity {
-            try current.delete(device, in: txn)
+    private func removeIfCurrent(_ activity: String, device: String, space: UInt32, in txn: WriteTransaction) throws {
+        if let entry = try entry(onDevice: device, space: space, in: txn), entry.activity == activity {
+            try current.delete(SpaceKey(space: space, device), in: txn)
         }
     }
 }

@@ -10,54 +10,81 @@ import TextIndex
 /// item or copy leaves the index; a copy saved again without
 /// `eligibleForSearch` leaves it too.
 ///
+/// Each user space has its own documents, postings and BM25 statistics
+/// (``TextIndex/space(_:)``, keyed by the space's id from ``SpaceDirectory``):
+/// a search ranks with its user's statistics and reads its user's keys only.
+///
 /// ```swift
-/// let hits = try store.read { txn in try store.views.search.index.search("latte", now: Date(), in: txn) }
+/// let hits = try store.read { txn in try store.views.search.index.space(0).search("latte", now: Date(), in: txn) }
 /// ```
 ///
 /// Its writer accumulates a transaction's changes in one ``TextIndexWriter``
-/// and flushes them in ``ProjectionWriter/finish()``, so that a batch of
-/// items writes each postings key once; an event that removes documents is
-/// flushed at once (see ``Writer/apply(_:)``).
+/// per space touched and flushes them in ``ProjectionWriter/finish()`` (by
+/// space id), so that a batch of items writes each postings key once; an
+/// event that removes documents is flushed at once (see ``Writer/apply(_:)``).
 public struct KeywordIndexProjection: Projection {
     public var name: String { "search.keywords" }
-    public var version: UInt32 { 1 }
+    public var version: UInt32 { 2 }
     public var databaseNames: [String] { TextIndex.databaseNames(prefix: Self.prefix) }
 
     static let prefix = "search."
 
-    /// The text index, for reads (`search`, `query`, `document`).
+    /// The text index, for reads (`search`, `query`, `document`) through
+    /// ``TextIndex/space(_:)``.
     public let index: TextIndex
+    let spaces: SpaceDirectory
     /// Item documents the façade tokenized ahead of the write (see
     /// ``prepareAhead(_:)``); the writer reuses an entry only when it equals
     /// what it derives from the event, so the projection stays a pure
     /// function of the events.
     let preparedDocuments = PreparedDocumentCache()
 
-    public init(openingIn txn: WriteTransaction) throws {
+    public init(openingIn txn: WriteTransaction, spaces: SpaceDirectory) throws {
         index = try TextIndex(openingIn: txn, prefix: Self.prefix)
+        self.spaces = spaces
     }
 
     public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
-        Writer(writer: index.writer(in: txn), prepared: preparedDocuments)
+        Writer(index: index, spaces: spaces, transaction: txn, prepared: preparedDocuments)
     }
 
     final class Writer: ProjectionWriter {
-        let writer: TextIndexWriter
+        let index: TextIndex
+        let spaces: SpaceDirectory
+        let txn: WriteTransaction
         let prepared: PreparedDocumentCache
+        /// One writer per space touched in this transaction, by space id.
+        private var writers: [UInt32: TextIndexWriter] = [:]
+        /// The writer of the current event's space.
+        private var writer: TextIndexWriter!
 
-        init(writer: TextIndexWriter, prepared: PreparedDocumentCache) {
-            self.writer = writer
+        init(index: TextIndex, spaces: SpaceDirectory, transaction: WriteTransaction, prepared: PreparedDocumentCache) {
+            self.index = index
+            self.spaces = spaces
+            self.txn = transaction
             self.prepared = prepared
         }
 
         /// Whether the current event removed a document.
         private var removed = false
 
+        private func selectWriter(user: String, _ recorded: RecordedEvent) throws {
+            let space = try spaces.appliedID(of: user, recorded, in: txn)
+            if let existing = writers[space] {
+                writer = existing
+            } else {
+                writer = index.space(space).writer(in: txn)
+                writers[space] = writer
+            }
+        }
+
         func apply(_ recorded: RecordedEvent) throws {
             removed = false
             if let event = try SpotlightEvent(recorded) {
+                try selectWriter(user: event.user, recorded)
                 try apply(event)
-            } else if let event = try ActivityEvent(recorded) {
+            } else if let event = try ActivityEvent(recorded), let user = event.user {
+                try selectWriter(user: user, recorded)
                 try apply(event)
             }
             // A removal is flushed at once. Unflushed, a document removed and
@@ -69,7 +96,7 @@ public struct KeywordIndexProjection: Projection {
         }
 
         func finish() throws {
-            try writer.flush()
+            for space in writers.keys.sorted() { try writers[space]!.flush() }
         }
 
         private func remove(kind: String, _ identifier: String) throws {

@@ -6,35 +6,41 @@ import LMDB
 /// expiration, and the client state of each named index. Core Spotlight's
 /// index is write-only; this one can be listed.
 ///
+/// Identifiers, domains and index names are unique within a user space:
+/// keys start with the space's id (u32, big-endian; see ``SpaceKey``), but
+/// for the expiration index, which `purgeExpired` walks across every space.
+///
 /// Databases:
-/// - `spotlight.items`: uniqueIdentifier → `SearchableItemRecord` message.
-/// - `spotlight.itemsByDomain`: first 250 UTF-8 bytes of the domain, 0x00,
-///   identifier → empty. A domain and its subdomains share a key prefix, so a
-///   recursive listing is one cursor range; the component boundary is
-///   checked on the key (or, for a cut domain, the record).
+/// - `spotlight.items`: space, uniqueIdentifier → `SearchableItemRecord` message.
+/// - `spotlight.itemsByDomain`: space, first 250 UTF-8 bytes of the domain,
+///   0x00, identifier → empty. A domain and its subdomains share a key
+///   prefix, so a recursive listing is one cursor range; the component
+///   boundary is checked on the key (or, for a cut domain, the record).
 /// - `spotlight.itemsByExpiration`: expiration (µs since 1970, sign bit
-///   flipped, big-endian: byte order is time order), identifier → empty;
-///   what `purgeExpired` scans.
-/// - `spotlight.clientStates`: index name → client state bytes.
+///   flipped, big-endian: byte order is time order), space, identifier →
+///   empty; what `purgeExpired` scans.
+/// - `spotlight.clientStates`: space, index name → client state bytes.
 ///
 /// ```swift
-/// let items = try store.read { txn in try store.views.items.items(inDomain: "orders", in: txn) }
+/// let items = try store.read { txn in try store.views.items.items(inDomain: "orders", space: 0, in: txn) }
 /// ```
 public struct SearchableItemStore: Projection {
     public var name: String { "spotlight.items" }
-    public var version: UInt32 { 1 }
+    public var version: UInt32 { 2 }
     public var databaseNames: [String] {
         ["spotlight.items", "spotlight.itemsByDomain", "spotlight.itemsByExpiration", "spotlight.clientStates"]
     }
 
-    let records: Database<String, [UInt8]>
+    let records: Database<SpaceKey, [UInt8]>
     let byDomain: Database<[UInt8], [UInt8]>
     let byExpiration: Database<[UInt8], [UInt8]>
-    let clientStates: Database<String, [UInt8]>
+    let clientStates: Database<SpaceKey, [UInt8]>
+    let spaces: SpaceDirectory
 
     static let domainPrefixBytes = 250
 
-    public init(openingIn txn: WriteTransaction) throws {
+    public init(openingIn txn: WriteTransaction, spaces: SpaceDirectory) throws {
+        self.spaces = spaces
         records = try txn.createDatabase("spotlight.items")
         byDomain = try txn.createDatabase("spotlight.itemsByDomain")
         byExpiration = try txn.createDatabase("spotlight.itemsByExpiration")
@@ -43,61 +49,63 @@ public struct SearchableItemStore: Projection {
 
     // MARK: Reading
 
-    func rawRecord(_ id: String, in txn: ReadTransaction) throws -> Activitylog_V1_SearchableItemRecord? {
-        guard !id.isEmpty, id.utf8.count <= 511 else { return nil }
-        return try records.message(id, in: txn)
+    func rawRecord(_ id: String, space: UInt32, in txn: ReadTransaction) throws -> Activitylog_V1_SearchableItemRecord? {
+        guard !id.isEmpty, id.utf8.count <= 507 else { return nil }
+        return try records.message(SpaceKey(space: space, id), in: txn)
     }
 
-    /// The item with this identifier, or nil.
-    public func item(_ id: String, in txn: ReadTransaction) throws -> IndexedItem? {
-        try rawRecord(id, in: txn).map(IndexedItem.init(proto:))
+    /// The item with this identifier in `space`, or nil.
+    public func item(_ id: String, space: UInt32, in txn: ReadTransaction) throws -> IndexedItem? {
+        try rawRecord(id, space: space, in: txn).map(IndexedItem.init(proto:))
     }
 
-    /// Every item, by identifier (UTF-8 byte order), expired ones included
-    /// until they are purged.
-    public func all(in txn: ReadTransaction) throws -> [IndexedItem] {
+    /// Every item of `space`, by identifier (UTF-8 byte order), expired ones
+    /// included until they are purged.
+    public func all(space: UInt32, in txn: ReadTransaction) throws -> [IndexedItem] {
         var result: [IndexedItem] = []
-        let cursor = try records.cursor(in: txn)
-        var entry = try cursor.first()
-        while let (_, value) = entry {
-            result.append(IndexedItem(proto: try Activitylog_V1_SearchableItemRecord(serializedBytes: value)))
-            entry = try cursor.next()
+        try records.forEach(inSpace: space, in: txn) { _, value in
+            result.append(IndexedItem(proto: try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8](value))))
+            return true
         }
         return result
     }
 
-    /// Every identifier, sorted.
-    func allIdentifiers(in txn: ReadTransaction) throws -> [String] {
+    /// How many items `space` holds.
+    public func count(space: UInt32, in txn: ReadTransaction) throws -> Int {
+        try records.count(inSpace: space, in: txn)
+    }
+
+    /// Every identifier of `space`, sorted.
+    func allIdentifiers(space: UInt32, in txn: ReadTransaction) throws -> [String] {
         var result: [String] = []
-        let cursor = try records.cursor(in: txn)
-        var entry = try cursor.firstBytes()
-        while let e = entry {
-            result.append(String(decoding: e.key, as: UTF8.self))
-            entry = try cursor.nextBytes()
+        try records.forEach(inSpace: space, in: txn) { key, _ in
+            result.append(String(decoding: key, as: UTF8.self))
+            return true
         }
         return result
     }
 
-    /// The items in `domain` or below it (`orders` lists `orders` and
-    /// `orders.2024`, not `orders2024`), by identifier.
-    public func items(inDomain domain: String, in txn: ReadTransaction) throws -> [IndexedItem] {
-        try identifiers(inDomain: domain, in: txn).compactMap { try item($0, in: txn) }
+    /// The items of `space` in `domain` or below it (`orders` lists `orders`
+    /// and `orders.2024`, not `orders2024`), by identifier.
+    public func items(inDomain domain: String, space: UInt32, in txn: ReadTransaction) throws -> [IndexedItem] {
+        try identifiers(inDomain: domain, space: space, in: txn).compactMap { try item($0, space: space, in: txn) }
     }
 
-    /// The identifiers of the items in `domain` or below it, sorted.
-    func identifiers(inDomain domain: String, in txn: ReadTransaction) throws -> [String] {
+    /// The identifiers of the items of `space` in `domain` or below it, sorted.
+    func identifiers(inDomain domain: String, space: UInt32, in txn: ReadTransaction) throws -> [String] {
         guard !domain.isEmpty else { return [] }
-        let prefix = keyPrefix(domain, limit: Self.domainPrefixBytes)
+        let prefix = SpaceKey.prefix(of: space) + keyPrefix(domain, limit: Self.domainPrefixBytes)
         var found: [String] = []
         let cursor = try byDomain.cursor(in: txn)
         var entry = try cursor.seek(atOrAfter: prefix)
         while let (key, _) = entry, key.starts(with: prefix) {
-            // Domains hold no NUL (checked by the rules), so the first 0x00 ends the domain part.
-            if let split = key.firstIndex(of: 0) {
+            // Domains hold no NUL (checked by the rules), so the first 0x00 after the space ends the domain part.
+            if let split = key[4...].firstIndex(of: 0) {
                 let id = String(decoding: key[(split + 1)...], as: UTF8.self)
-                if split < Self.domainPrefixBytes {
-                    if SpotlightRules.isInDomain(String(decoding: key[..<split], as: UTF8.self), domain) { found.append(id) }
-                } else if let record = try rawRecord(id, in: txn), SpotlightRules.isInDomain(record.item.domainIdentifier, domain) {
+                if split - 4 < Self.domainPrefixBytes {
+                    if SpotlightRules.isInDomain(String(decoding: key[4..<split], as: UTF8.self), domain) { found.append(id) }
+                } else if let record = try rawRecord(id, space: space, in: txn),
+                          SpotlightRules.isInDomain(record.item.domainIdentifier, domain) {
                     found.append(id)
                 }
             }
@@ -106,33 +114,33 @@ public struct SearchableItemStore: Projection {
         return found.sorted(by: utf8Less)
     }
 
-    /// The identifiers of the items expired at `now` (expiration ≤ now), sorted.
-    func expiredIdentifiers(at now: Date, in txn: ReadTransaction) throws -> [String] {
+    /// The items expired at `now` (expiration ≤ now) in every space: space
+    /// id → identifiers, sorted.
+    func expiredIdentifiers(at now: Date, in txn: ReadTransaction) throws -> [UInt32: [String]] {
         let limit = Self.timeKey(now.eventMicroseconds)
-        var found: [String] = []
+        var found: [UInt32: [String]] = [:]
         let cursor = try byExpiration.cursor(in: txn)
         var entry = try cursor.first()
-        while let (key, _) = entry, key.count > 8, key[0..<8].lexicographicallyPrecedes(limit) || key[0..<8].elementsEqual(limit) {
-            found.append(String(decoding: key[8...], as: UTF8.self))
+        while let (key, _) = entry, key.count > 12, key[0..<8].lexicographicallyPrecedes(limit) || key[0..<8].elementsEqual(limit) {
+            let space = key[8..<12].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            found[space, default: []].append(String(decoding: key[12...], as: UTF8.self))
             entry = try cursor.next()
         }
-        return found.sorted(by: utf8Less)
+        return found.mapValues { $0.sorted(by: utf8Less) }
     }
 
-    /// The client state of the named index, or nil.
-    public func clientState(ofIndex index: String, in txn: ReadTransaction) throws -> Data? {
-        guard !index.isEmpty, index.utf8.count <= 511 else { return nil }
-        return try clientStates.get(index, in: txn).map { Data($0) }
+    /// The client state of the named index of `space`, or nil.
+    public func clientState(ofIndex index: String, space: UInt32, in txn: ReadTransaction) throws -> Data? {
+        guard !index.isEmpty, index.utf8.count <= 507 else { return nil }
+        return try clientStates.get(SpaceKey(space: space, index), in: txn).map { Data($0) }
     }
 
-    /// Every stored client state, by index name.
-    public func allClientStates(in txn: ReadTransaction) throws -> [IndexClientState] {
+    /// Every stored client state of `space`, by index name.
+    public func allClientStates(space: UInt32, in txn: ReadTransaction) throws -> [IndexClientState] {
         var result: [IndexClientState] = []
-        let cursor = try clientStates.cursor(in: txn)
-        var entry = try cursor.first()
-        while let (key, value) = entry {
-            result.append(IndexClientState(index: key, clientState: Data(value)))
-            entry = try cursor.next()
+        try clientStates.forEach(inSpace: space, in: txn) { key, value in
+            result.append(IndexClientState(index: String(decoding: key, as: UTF8.self), clientState: Data(value)))
+            return true
         }
         return result
     }
@@ -146,61 +154,67 @@ public struct SearchableItemStore: Projection {
 
     private func apply(_ recorded: RecordedEvent, in txn: WriteTransaction) throws {
         guard let event = try SpotlightEvent(recorded) else { return }
+        let space = try spaces.appliedID(of: event.user, recorded, in: txn)
         switch event {
         case .itemsIndexed(let m):
             for indexed in m.items {
                 let id = indexed.item.uniqueIdentifier
-                let old = try rawRecord(id, in: txn)
-                if let old { try unindex(old.item, in: txn) }
+                let old = try rawRecord(id, space: space, in: txn)
+                if let old { try unindex(old.item, space: space, in: txn) }
                 var record = Activitylog_V1_SearchableItemRecord()
                 record.item = indexed.item
                 record.position = recorded.position
                 record.indexedAtMicros = recorded.appendedAtMicroseconds
                 record.firstPosition = old?.firstPosition ?? recorded.position
-                try records.put(message: record, forKey: id, in: txn)
-                try index(indexed.item, in: txn)
+                try records.put(message: record, forKey: SpaceKey(space: space, id), in: txn)
+                try index(indexed.item, space: space, in: txn)
             }
         case .itemsDeleted(let m):
-            for id in m.removedIdentifiers { try remove(id, recorded, in: txn) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
         case .domainsDeleted(let m):
-            for id in m.removedIdentifiers { try remove(id, recorded, in: txn) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
         case .allDeleted(let m):
-            for id in m.removedIdentifiers { try remove(id, recorded, in: txn) }
-            for index in m.forgottenClientStateIndexes { try clientStates.delete(index, in: txn) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
+            for index in m.forgottenClientStateIndexes { try clientStates.delete(SpaceKey(space: space, index), in: txn) }
         case .expiredPurged(let m):
-            for id in m.removedIdentifiers { try remove(id, recorded, in: txn) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
         case .batchCommitted(let m):
-            try clientStates.put([UInt8](m.clientState), forKey: m.index, in: txn)
+            try clientStates.put([UInt8](m.clientState), forKey: SpaceKey(space: space, m.index), in: txn)
         }
     }
 
-    private func remove(_ id: String, _ recorded: RecordedEvent, in txn: WriteTransaction) throws {
-        guard let record = try rawRecord(id, in: txn) else {
+    private func remove(_ id: String, space: UInt32, _ recorded: RecordedEvent, in txn: WriteTransaction) throws {
+        guard let record = try rawRecord(id, space: space, in: txn) else {
             throw PayloadError("\(recorded.type) at position \(recorded.position) removes item \"\(id)\", which the store does not hold")
         }
-        try unindex(record.item, in: txn)
-        try records.delete(id, in: txn)
+        try unindex(record.item, space: space, in: txn)
+        try records.delete(SpaceKey(space: space, id), in: txn)
     }
 
+    /// Microseconds with the sign bit flipped, big-endian: byte order is time order.
     static func timeKey(_ micros: Int64) -> [UInt8] {
         withUnsafeBytes(of: (UInt64(bitPattern: micros) ^ (1 << 63)).bigEndian) { Array($0) }
     }
 
-    private func domainKey(_ domain: String, id: String) -> [UInt8] {
-        keyPrefix(domain, limit: Self.domainPrefixBytes) + [0] + Array(id.utf8)
+    private func domainKey(_ domain: String, id: String, space: UInt32) -> [UInt8] {
+        SpaceKey.prefix(of: space) + keyPrefix(domain, limit: Self.domainPrefixBytes) + [0] + Array(id.utf8)
     }
 
-    private func expirationKey(_ item: Activitylog_V1_SearchableItem) -> [UInt8] {
-        Self.timeKey(item.expirationDateMicros) + Array(item.uniqueIdentifier.utf8)
+    private func expirationKey(_ item: Activitylog_V1_SearchableItem, space: UInt32) -> [UInt8] {
+        Self.timeKey(item.expirationDateMicros) + SpaceKey.prefix(of: space) + Array(item.uniqueIdentifier.utf8)
     }
 
-    private func index(_ item: Activitylog_V1_SearchableItem, in txn: WriteTransaction) throws {
-        if item.hasDomainIdentifier { try byDomain.put([], forKey: domainKey(item.domainIdentifier, id: item.uniqueIdentifier), in: txn) }
-        try byExpiration.put([], forKey: expirationKey(item), in: txn)
+    private func index(_ item: Activitylog_V1_SearchableItem, space: UInt32, in txn: WriteTransaction) throws {
+        if item.hasDomainIdentifier {
+            try byDomain.put([], forKey: domainKey(item.domainIdentifier, id: item.uniqueIdentifier, space: space), in: txn)
+        }
+        try byExpiration.put([], forKey: expirationKey(item, space: space), in: txn)
     }
 
-    private func unindex(_ item: Activitylog_V1_SearchableItem, in txn: WriteTransaction) throws {
-        if item.hasDomainIdentifier { try byDomain.delete(domainKey(item.domainIdentifier, id: item.uniqueIdentifier), in: txn) }
-        try byExpiration.delete(expirationKey(item), in: txn)
+    private func unindex(_ item: Activitylog_V1_SearchableItem, space: UInt32, in txn: WriteTransaction) throws {
+        if item.hasDomainIdentifier {
+            try byDomain.delete(domainKey(item.domainIdentifier, id: item.uniqueIdentifier, space: space), in: txn)
+        }
+        try byExpiration.delete(expirationKey(item, space: space), in: txn)
     }
 }

@@ -15,9 +15,22 @@ final class SpotlightCommandExecutor {
     let views: ActivityViews
     let batch: LogBatch
 
-    /// Open batches: index name → (first position of the batch, index of the begin command).
-    private var openBatches: [String: (firstPosition: Position, commandIndex: Int)] = [:]
+    /// An index of one user space.
+    private struct BatchKey: Hashable {
+        var user: String
+        var index: String
+    }
+
+    /// Open batches: index → (first position of the batch, index of the begin command).
+    private var openBatches: [BatchKey: (firstPosition: Position, commandIndex: Int)] = [:]
     private var appendedTypes: [String] = []
+    /// The user space of the current command.
+    private var user = ""
+
+    /// The id of the current command's space (``SpaceDirectory/none`` while it has none).
+    private var space: UInt32 {
+        get throws { try views.spaces.lookupID(of: user, in: txn) }
+    }
 
     init(views: ActivityViews, batch: LogBatch) {
         self.views = views
@@ -27,15 +40,18 @@ final class SpotlightCommandExecutor {
     private var txn: WriteTransaction { batch.transaction }
     private var items: SearchableItemStore { views.items }
 
-    /// Runs one command; returns the types of the events it appended.
-    func execute(_ command: ActivityCommand, commandIndex: Int, at time: Date, result: inout CommandResult) throws -> [String] {
+    /// Runs one command in `user`'s space (nil: the default space; for
+    /// `purgeExpired`, every space); returns the types of the events it appended.
+    func execute(_ command: ActivityCommand, user: String?, commandIndex: Int, at time: Date,
+                 result: inout CommandResult) throws -> [String] {
         appendedTypes = []
+        self.user = user ?? ""
         switch command {
         case .indexSearchableItems(let given): try index(given, at: time, result: &result)
         case .deleteSearchableItems(let ids): try delete(ids, at: time, result: &result)
         case .deleteSearchableItemsInDomains(let domains): try deleteInDomains(domains, at: time, result: &result)
         case .deleteAllSearchableItems: try deleteAll(at: time, result: &result)
-        case .purgeExpired(let now): try purgeExpired(now: now, at: time, result: &result)
+        case .purgeExpired(let now): try purgeExpired(now: now, onlyUser: user, at: time, result: &result)
         case .beginIndexBatch(let index): try begin(index, commandIndex: commandIndex)
         case .endIndexBatch(let index, let state, let expected): try end(index, clientState: state, expected: expected, at: time)
         default: preconditionFailure("\(command.operation) is not a Core Spotlight command")
@@ -45,15 +61,15 @@ final class SpotlightCommandExecutor {
 
     /// Throws when a batch was begun and not ended.
     func finish() throws {
-        guard let (index, open) = openBatches.min(by: { $0.value.commandIndex < $1.value.commandIndex }) else { return }
-        var error = ActivityError(.invalidIndexBatch, operation: "beginIndexBatch", field: "index", value: index,
+        guard let (key, open) = openBatches.min(by: { $0.value.commandIndex < $1.value.commandIndex }) else { return }
+        var error = ActivityError(.invalidIndexBatch, operation: "beginIndexBatch", field: "index", value: key.index,
                                   allowed: "an endIndexBatch of the same index later in the same batch of commands")
         error.commandIndex = open.commandIndex
         throw error
     }
 
-    private func append(_ event: SpotlightEvent, at time: Date) throws {
-        let recorded = try batch.append(event.newEvent(at: time))
+    private func append(_ event: SpotlightEvent, user: String? = nil, at time: Date) throws {
+        let recorded = try batch.append(event.newEvent(user: user ?? self.user, at: time))
         appendedTypes.append(recorded.type)
     }
 
@@ -79,7 +95,7 @@ final class SpotlightCommandExecutor {
         for item in items {
             let id = item.uniqueIdentifier
             var state: Pending? = pending[id]
-            if state == nil, let stored = try self.items.rawRecord(id, in: txn) {
+            if state == nil, let stored = try self.items.rawRecord(id, space: try space, in: txn) {
                 state = Pending(item: SearchableItem(proto: stored.item), defaultExpiration: stored.item.defaultExpiration,
                                 existedBefore: true)
             }
@@ -134,7 +150,8 @@ final class SpotlightCommandExecutor {
         guard !requested.isEmpty else { return }
         var message = Activitylog_V1_SearchableItemsDeleted()
         message.identifiers = requested
-        message.removedIdentifiers = try requested.filter { try items.records.contains($0, in: txn) }
+        let space = try self.space
+        message.removedIdentifiers = try requested.filter { try items.records.contains(SpaceKey(space: space, $0), in: txn) }
         // Written even when nothing matched: the request is a fact an auditor wants.
         try append(.itemsDeleted(message), at: time)
         result.removedItems = message.removedIdentifiers
@@ -146,7 +163,7 @@ final class SpotlightCommandExecutor {
         let requested = Set(domains).sorted(by: utf8Less)
         guard !requested.isEmpty else { return }
         var removed = Set<String>()
-        for domain in requested { removed.formUnion(try items.identifiers(inDomain: domain, in: txn)) }
+        for domain in requested { removed.formUnion(try items.identifiers(inDomain: domain, space: try space, in: txn)) }
         var message = Activitylog_V1_SearchableItemsInDomainsDeleted()
         message.domainIdentifiers = requested
         message.removedIdentifiers = removed.sorted(by: utf8Less)
@@ -156,21 +173,37 @@ final class SpotlightCommandExecutor {
 
     private func deleteAll(at time: Date, result: inout CommandResult) throws {
         var message = Activitylog_V1_SearchableItemsAllDeleted()
-        message.removedIdentifiers = try items.allIdentifiers(in: txn)
-        message.forgottenClientStateIndexes = try items.allClientStates(in: txn).map(\.index)
+        message.removedIdentifiers = try items.allIdentifiers(space: try space, in: txn)
+        message.forgottenClientStateIndexes = try items.allClientStates(space: try space, in: txn).map(\.index)
         try append(.allDeleted(message), at: time)
         result.removedItems = message.removedIdentifiers
     }
 
-    private func purgeExpired(now: Date, at time: Date, result: inout CommandResult) throws {
-        let expired = try items.expiredIdentifiers(at: now, in: txn)
+    /// Removes what expired at `now`: in `onlyUser`'s space, or (nil) in
+    /// every space, each space's removals as an event of that space, by user
+    /// name (UTF-8 byte order).
+    private func purgeExpired(now: Date, onlyUser: String?, at time: Date, result: inout CommandResult) throws {
+        var expired = try items.expiredIdentifiers(at: now, in: txn)
+        if let onlyUser {
+            let space = try views.spaces.lookupID(of: onlyUser, in: txn)
+            expired = expired.filter { $0.key == space }
+        }
+        var byUser: [(user: String, identifiers: [String])] = []
+        for (space, identifiers) in expired {
+            guard let user = try views.spaces.user(ofID: space, in: txn) else {
+                throw PayloadError("spotlight.itemsByExpiration names space \(space), which spaces.byID does not hold")
+            }
+            byUser.append((user, identifiers))
+        }
         // Nothing expired, nothing to say: a periodic purge does not fill the log.
-        guard !expired.isEmpty else { return }
-        var message = Activitylog_V1_SearchableItemsExpiredPurged()
-        message.nowMicros = now.eventMicroseconds
-        message.removedIdentifiers = expired
-        try append(.expiredPurged(message), at: time)
-        result.removedItems = expired
+        for (user, identifiers) in byUser.sorted(by: { utf8Less($0.user, $1.user) }) {
+            var message = Activitylog_V1_SearchableItemsExpiredPurged()
+            message.nowMicros = now.eventMicroseconds
+            message.removedIdentifiers = identifiers
+            try append(.expiredPurged(message), user: user, at: time)
+            result.removedItems += identifiers
+        }
+        result.removedItems.sort(by: utf8Less)
     }
 
     // MARK: Batches
@@ -178,11 +211,11 @@ final class SpotlightCommandExecutor {
     private func begin(_ index: String, commandIndex: Int) throws {
         let operation = "beginIndexBatch"
         try ActivityRules.checkIdentifier(index, field: "index", operation: operation)
-        guard openBatches[index] == nil else {
+        guard openBatches[BatchKey(user: user, index: index)] == nil else {
             throw ActivityError(.invalidIndexBatch, operation: operation, field: "index", value: index,
                                 allowed: "one open batch per index: end it with endIndexBatch before beginning another")
         }
-        openBatches[index] = (batch.head + 1, commandIndex)
+        openBatches[BatchKey(user: user, index: index)] = (batch.head + 1, commandIndex)
     }
 
     private func end(_ index: String, clientState: Data, expected: Data?, at time: Date) throws {
@@ -190,11 +223,11 @@ final class SpotlightCommandExecutor {
         try ActivityRules.checkIdentifier(index, field: "index", operation: operation)
         try SpotlightRules.checkClientState(clientState, field: "clientState", operation: operation)
         if let expected { try SpotlightRules.checkClientState(expected, field: "expectedClientState", operation: operation) }
-        guard let open = openBatches[index] else {
+        guard let open = openBatches[BatchKey(user: user, index: index)] else {
             throw ActivityError(.invalidIndexBatch, operation: operation, field: "index", value: index,
                                 allowed: "the index of a beginIndexBatch earlier in the same batch of commands")
         }
-        let stored = try items.clientState(ofIndex: index, in: txn)
+        let stored = try items.clientState(ofIndex: index, space: try space, in: txn)
         if let expected, expected != stored {
             throw ActivityError(.mismatchedClientState, operation: operation, field: "expectedClientState",
                                 value: expected.base64EncodedString(),
@@ -207,6 +240,6 @@ final class SpotlightCommandExecutor {
         if let expected { message.expectedClientState = expected }
         message.firstPosition = open.firstPosition
         try append(.batchCommitted(message), at: time)
-        openBatches[index] = nil
+        openBatches[BatchKey(user: user, index: index)] = nil
     }
 }

@@ -37,7 +37,20 @@ enum SpotlightEvent {
     }
 
     /// The event to append, stamped with the command's time.
-    func newEvent(at time: Date) throws -> NewEvent {
+    func newEvent(user: String, at time: Date) throws -> NewEvent {
+        var event = self
+        switch event {
+        case .itemsIndexed(var m): m.user = user; event = .itemsIndexed(m)
+        case .itemsDeleted(var m): m.user = user; event = .itemsDeleted(m)
+        case .domainsDeleted(var m): m.user = user; event = .domainsDeleted(m)
+        case .allDeleted(var m): m.user = user; event = .allDeleted(m)
+        case .expiredPurged(var m): m.user = user; event = .expiredPurged(m)
+        case .batchCommitted(var m): m.user = user; event = .batchCommitted(m)
+        }
+        return try event.encoded(at: time)
+    }
+
+    private func encoded(at time: Date) throws -> NewEvent {
         // No maps in the schema: the bytes depend on the values only.
         let payload: [UInt8] = try message.serializedBytes()
         return NewEvent(type: type, schemaVersion: SpotlightEventCatalog.schemaVersion, payload: payload, at: time)
@@ -48,8 +61,8 @@ enum SpotlightEvent {
     /// version, a redacted or undecodable payload) rather than guess.
     init?(_ event: RecordedEvent) throws {
         guard SpotlightEventCatalog.types.contains(event.type) else { return nil }
-        guard event.schemaVersion == SpotlightEventCatalog.schemaVersion else {
-            throw PayloadError("\(event.type) at position \(event.position) has schema version \(event.schemaVersion); this code reads version \(SpotlightEventCatalog.schemaVersion)")
+        guard event.schemaVersion >= 1, event.schemaVersion <= SpotlightEventCatalog.schemaVersion else {
+            throw PayloadError("\(event.type) at position \(event.position) has schema version \(event.schemaVersion); this code reads versions 1 to \(SpotlightEventCatalog.schemaVersion)")
         }
         guard !event.isRedacted else {
             throw PayloadError("\(event.type) at position \(event.position) is redacted; Core Spotlight events cannot be replayed without their payload")
@@ -63,6 +76,18 @@ enum SpotlightEvent {
         case SpotlightEventCatalog.expiredItemsPurged: self = .expiredPurged(try .init(serializedBytes: bytes))
         case SpotlightEventCatalog.indexBatchCommitted: self = .batchCommitted(try .init(serializedBytes: bytes))
         default: return nil
+        }
+    }
+
+    /// The user space the event acts in (version 1 events: the default space, as their `user` is empty).
+    var user: String {
+        switch self {
+        case .itemsIndexed(let m): m.user
+        case .itemsDeleted(let m): m.user
+        case .domainsDeleted(let m): m.user
+        case .allDeleted(let m): m.user
+        case .expiredPurged(let m): m.user
+        case .batchCommitted(let m): m.user
         }
     }
 }

@@ -24,8 +24,10 @@ public enum SpotlightEventCatalog {
         itemsIndexed, itemsDeleted, itemsInDomainsDeleted, allItemsDeleted, expiredItemsPurged, indexBatchCommitted,
     ]
 
-    /// The schema version every Core Spotlight event is written with (all are at 1).
-    public static let schemaVersion: UInt32 = 1
+    /// The schema version every Core Spotlight event is written with: 2,
+    /// which added the user space (`user`, field 15). Version 1 events are
+    /// read as events of the default space.
+    public static let schemaVersion: UInt32 = 2
 
     /// The payload as Protocol Buffers' canonical JSON; nil for an event of
     /// another domain. Throws when the payload does not decode.

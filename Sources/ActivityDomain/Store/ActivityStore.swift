@@ -2,19 +2,26 @@ import EventLog
 import Foundation
 import LMDB
 
-/// NSUserActivity on the event log: the one type a service embeds.
+/// NSUserActivity and Core Spotlight on the event log: the one type a
+/// service embeds. One store serves many users; each user's data lives in
+/// its own space (SPEC §9), reached through ``user(_:)`` with Apple's names.
 ///
 /// ```swift
 /// let store = try ActivityStore(path: "/var/lib/app/activities")
-/// try store.declareActivityTypes(["com.companyName.productName.activityName01"])
-/// var activity = UserActivity(activity: "a1", activityType: "com.companyName.productName.activityName01",
-///                             device: "phone", user: "u1")
+/// try store.declareActivityTypes(["com.companyName.productName.activityName01"])   // store-wide
+/// let alice = store.user("alice")
+/// var activity = UserActivity(activity: "a1", activityType: "com.companyName.productName.activityName01", device: "phone")
 /// activity.title = "Current Activity"
-/// activity.userInfo = ["informationKey": "value"]
-/// try store.createActivity(activity)
-/// try store.becomeCurrent("a1")
-/// let offers = try store.handoffCandidates(user: "u1", device: "laptop", now: Date())
+/// try alice.createActivity(activity)
+/// try alice.becomeCurrent("a1")
+/// try alice.indexSearchableItems([item])
+/// let offers = try alice.handoffCandidates(device: "laptop", now: Date())
+/// try alice.deleteAllSearchableItems()              // alice's items only
 /// ```
+///
+/// The store itself acts in the default space `""` (every method of
+/// ``UserScoped``), except ``UserScoped/purgeExpired(now:at:)``, which on
+/// the store purges every space.
 ///
 /// Every command is validated against the store's state, turned into events
 /// and appended with the projections' updates in one LMDB transaction; a
@@ -26,13 +33,17 @@ import LMDB
 /// short, and no transaction outlives the call, so none is ever held across
 /// an `await`. Writes from many threads share commits (group commit).
 /// Queries read one consistent snapshot each.
-public final class ActivityStore: Sendable {
+public final class ActivityStore: UserScoped {
     /// The engine underneath, for reading the log (`events(from:)`, `verify()`).
     public let eventStore: EventStore<ActivityViews>
     public let options: ActivityStoreOptions
 
     /// The projections, for reads inside ``read(_:)``.
     public var views: ActivityViews { eventStore.views }
+
+    public var store: ActivityStore { self }
+    /// nil: the default space, and every space for `purgeExpired`.
+    public var scope: String? { nil }
 
     /// Opens (or creates) the store in directory `path` and brings its views
     /// up to date with the log.
@@ -41,21 +52,21 @@ public final class ActivityStore: Sendable {
         self.options = options
     }
 
-    // MARK: Commands
-
-    /// Applies `commands` in order in one transaction: all of them, or
-    /// (when one is rejected) none. Each sees the effects of those before it.
-    /// A rejected command's ``ActivityError/commandIndex`` says which it was.
-    /// On a retry of a write with the same idempotency key, nothing runs and
-    /// the result is empty.
-    @discardableResult
-    public func perform(_ commands: [ActivityCommand], at time: Date? = nil,
-                        options writeOptions: WriteOptions = WriteOptions()) throws -> [CommandResult] {
-        try perform(commands.map { ActivityCommand.Timed($0) }, at: time, options: writeOptions)
+    /// The handle of `user`'s space: the same commands and reads, acting on
+    /// that user's data alone. Creating a handle writes nothing; a user's
+    /// space comes into being with its first event.
+    public func user(_ user: String) -> UserSpace {
+        UserSpace(store: self, user: user)
     }
 
-    /// As ``perform(_:at:options:)``, each command with its own time
-    /// (`"at"` of a JSON line); those without one get `time`, else the clock.
+    // MARK: Commands
+
+    /// Applies `commands` in order in one transaction, each in its own user
+    /// space: all of them, or (when one is rejected) none. Each sees the
+    /// effects of those before it. A rejected command's
+    /// ``ActivityError/commandIndex`` says which it was. Commands without a
+    /// time get `time`, else the clock. On a retry of a write with the same
+    /// idempotency key, nothing runs and the result is empty.
     @discardableResult
     public func perform(_ commands: [ActivityCommand.Timed], at time: Date? = nil,
                         options writeOptions: WriteOptions = WriteOptions()) throws -> [CommandResult] {
@@ -71,7 +82,7 @@ public final class ActivityStore: Sendable {
             var results: [CommandResult] = []
             for (index, timed) in commands.enumerated() {
                 do {
-                    results.append(try executor.execute(timed.command, at: timed.at ?? batchTime))
+                    results.append(try executor.execute(timed.command, user: timed.user, at: timed.at ?? batchTime))
                 } catch var error as ActivityError {
                     if commands.count > 1 { error.commandIndex = index }
                     throw error
@@ -84,64 +95,12 @@ public final class ActivityStore: Sendable {
         return receipt.value ?? []
     }
 
-    private func one(_ command: ActivityCommand, at time: Date?) throws -> CommandResult {
-        try perform([command], at: time)[0]
-    }
-
     /// Declares activity types (Info.plist's `NSUserActivityTypes`); declaring
-    /// a declared type changes nothing.
+    /// a declared type changes nothing. Types are the app's, so they are
+    /// store-wide: every user space shares them.
     @discardableResult
     public func declareActivityTypes(_ types: [String], at time: Date? = nil) throws -> CommandResult {
-        try one(.declareActivityTypes(types), at: time)
-    }
-
-    /// Creates an inactive activity.
-    @discardableResult
-    public func createActivity(_ activity: UserActivity, at time: Date? = nil) throws -> CommandResult {
-        try one(.createActivity(activity), at: time)
-    }
-
-    /// Sets properties; saves the activity when it is current and eligible.
-    @discardableResult
-    public func updateActivity(_ activity: String, _ update: ActivityUpdate, at time: Date? = nil) throws -> CommandResult {
-        try one(.updateActivity(activity, update), at: time)
-    }
-
-    /// Merges entries into `userInfo` (Apple's `addUserInfoEntries(from:)`).
-    @discardableResult
-    public func addUserInfoEntries(_ entries: [String: UserInfoValue], to activity: String, at time: Date? = nil) throws -> CommandResult {
-        try one(.addUserInfoEntries(activity, entries), at: time)
-    }
-
-    /// Makes the activity current on its device, superseding the one current there.
-    @discardableResult
-    public func becomeCurrent(_ activity: String, at time: Date? = nil) throws -> CommandResult {
-        try one(.becomeCurrent(activity), at: time)
-    }
-
-    /// Makes a current activity inactive; on an inactive one, changes nothing.
-    @discardableResult
-    public func resignCurrent(_ activity: String, at time: Date? = nil) throws -> CommandResult {
-        try one(.resignCurrent(activity), at: time)
-    }
-
-    /// Ends the activity for good; invalidating twice changes nothing.
-    @discardableResult
-    public func invalidate(_ activity: String, at time: Date? = nil) throws -> CommandResult {
-        try one(.invalidate(activity), at: time)
-    }
-
-    /// Removes the saved copies with these persistent identifiers; ids that
-    /// match nothing are fine.
-    @discardableResult
-    public func deleteSavedUserActivities(withPersistentIdentifiers identifiers: [String], at time: Date? = nil) throws -> CommandResult {
-        try one(.deleteSavedUserActivities(persistentIdentifiers: identifiers), at: time)
-    }
-
-    /// Removes every saved copy.
-    @discardableResult
-    public func deleteAllSavedUserActivities(at time: Date? = nil) throws -> CommandResult {
-        try one(.deleteAllSavedUserActivities, at: time)
+        try perform([ActivityCommand.Timed(.declareActivityTypes(types))], at: time)[0]
     }
 
     // MARK: Queries
@@ -154,76 +113,27 @@ public final class ActivityStore: Sendable {
     /// The last position of the log.
     public func head() throws -> Position { try eventStore.head() }
 
-    /// The activity with this id, in any state.
-    public func activity(_ id: String) throws -> ActivityRecord? {
-        try read { try views.registry.record(id, in: $0) }
-    }
-
-    /// Every activity, by id.
-    public func activities() throws -> [ActivityRecord] {
-        try read { try views.registry.allRecords(in: $0) }
-    }
-
     /// The declared activity types, sorted.
     public func declaredActivityTypes() throws -> [String] {
         try read { try views.registry.declaredTypes(in: $0) }
     }
 
-    /// The activity current on `device`, or nil.
-    public func currentActivity(onDevice device: String) throws -> CurrentActivity? {
-        try read { try views.current.activity(onDevice: device, registry: views.registry, in: $0) }
-    }
-
-    /// Every current activity, by device.
-    public func currentActivities() throws -> [CurrentActivity] {
-        try read { try views.current.all(registry: views.registry, in: $0) }
-    }
-
-    /// Every saved copy, by key.
-    public func savedActivities() throws -> [SavedActivity] {
-        try read { try views.saved.all(in: $0) }
-    }
-
-    /// The copy saved under `key` (a persistentIdentifier, or an activity id).
-    public func savedActivity(forKey key: String) throws -> SavedActivity? {
-        try read { try views.saved.activity(forKey: key, in: $0) }
-    }
-
-    /// The saved copies with this targetContentIdentifier, most recently saved first.
-    public func savedActivities(withTargetContentIdentifier identifier: String) throws -> [SavedActivity] {
-        try read { try views.saved.activities(withTargetContentIdentifier: identifier, in: $0) }
-    }
-
-    /// The saved copies with this webpageURL, most recently saved first.
-    public func savedActivities(withWebpageURL url: URL) throws -> [SavedActivity] {
-        try read { try views.saved.activities(withWebpageURL: url.absoluteString, in: $0) }
-    }
-
-    /// What Handoff offers `user` on `device` at `now`: the activities current
-    /// on the user's other devices that are eligible for handoff, not expired
-    /// at `now`, and whose encoded `userInfo` fits
-    /// ``ActivityStoreOptions/handoffUserInfoLimit``; the most recently made
-    /// current first.
-    public func handoffCandidates(user: String, device: String, now: Date) throws -> [CurrentActivity] {
-        let limit = options.handoffUserInfoLimit
-        return try currentActivities()
-            .filter { current in
-                current.device != device && current.activity.user == user && current.activity.eligibleForHandoff
-                    && !current.activity.isExpired(at: now)
-                    && Self.encodedUserInfoSize(current.activity.userInfo) <= limit
+    /// Every user space with what it holds, by user (UTF-8 byte order); the
+    /// default space `""` is listed once something happened in it.
+    public func users() throws -> [UserSummary] {
+        try read { txn in
+            try views.spaces.all(in: txn).map { user, space in
+                UserSummary(user: user,
+                            activities: try views.registry.count(space: space, in: txn),
+                            saved: try views.saved.count(space: space, in: txn),
+                            items: try views.items.count(space: space, in: txn),
+                            documents: Int(try views.search.index.space(space).statistics(in: txn).documentCount))
             }
-            .sorted { ($0.becameCurrentAt, $0.position) > ($1.becameCurrentAt, $1.position) }
+        }
     }
 
     /// The size Handoff's limit applies to: the tagged JSON of SPEC §6, in UTF-8 bytes.
     public static func encodedUserInfoSize(_ userInfo: [String: UserInfoValue]) -> Int {
         UserInfoValue.jsonObject(userInfo).serialized().utf8.count
-    }
-
-    /// Resolves a persistentIdentifier (or saved key), targetContentIdentifier
-    /// or webpageURL: the saved activity, or when it is gone, the position
-    /// and operation that removed it, so that a link never fails silently.
-    public func resolve(_ identifier: String) throws -> SavedActivityResolution {
-        try read { try views.saved.resolve(identifier, in: $0) }
     }
 }

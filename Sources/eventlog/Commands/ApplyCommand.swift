@@ -7,7 +7,8 @@ struct ApplyCommand: Subcommand {
         commandName: "apply",
         abstract: "Apply JSON Lines operations (SPEC §6) to the store.",
         discussion: """
-            One operation a line; "at" (ISO-8601) sets the time its events record, else the clock.
+            One operation a line; "at" (ISO-8601) sets the time its events record, else the clock;
+            "user" the user space it acts in (else --user, else the default space "").
             A line that fails is reported on stderr with its number and reason and writes nothing;
             the other lines are applied. Lines from beginIndexBatch to endIndexBatch stand or fall
             together. Lines are committed in transactions of --transaction-size lines.
@@ -21,6 +22,10 @@ struct ApplyCommand: Subcommand {
     )
 
     @OptionGroup var location: StoreLocation
+
+    @Option(help: ArgumentHelp("The user space of lines without \"user\" (default: the default space, and every space for purgeExpired).",
+                               valueName: "user"))
+    var user: String?
 
     @Argument(help: ArgumentHelp("The JSON Lines file, or - for standard input.", valueName: "file"))
     var file: String
@@ -43,7 +48,7 @@ struct ApplyCommand: Subcommand {
         let reader = try LineReader(path: file)
         let store = try location.openOrCreate()
         var errors: [JSONValue] = []
-        let applier = OperationApplier(store: store, transactionSize: transactionSize) { rejection in
+        let applier = OperationApplier(store: store, transactionSize: transactionSize, defaultUser: user) { rejection in
             Output.error("line \(rejection.line): \(rejection.message)")
             guard errors.count < Self.maxReportedErrors else { return }
             var members: [String: JSONValue] = ["line": .integer(Int64(rejection.line)), "message": .string(rejection.message)]

@@ -16,6 +16,7 @@ struct ClientStateCommand: Subcommand {
     )
 
     @OptionGroup var location: StoreLocation
+    @OptionGroup var userOption: UserOption
 
     @Option(help: "The named index (default: every index that has a state).")
     var index: String?
@@ -24,7 +25,7 @@ struct ClientStateCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = try location.openForReading()
+        let store = userOption.space(in: try location.openForReading())
         if let index {
             let state = try store.fetchLastClientState(index: index)
             if json {

@@ -4,17 +4,18 @@ import ArgumentParser
 struct CurrentCommand: Subcommand {
     static let configuration = CommandConfiguration(
         commandName: "current",
-        abstract: "The current activity of each device, by device.",
+        abstract: "The current activity of each of a user's devices, by device.",
         discussion: """
             JSON: [{"device","activity","activityType","title"}], sorted by device.
 
             Examples:
               eventlog current
-              eventlog current --device iPhone --json
+              eventlog current --user alice --device iPhone --json
             """
     )
 
     @OptionGroup var location: StoreLocation
+    @OptionGroup var userOption: UserOption
 
     @Option(help: "Only this device.")
     var device: String?
@@ -23,7 +24,7 @@ struct CurrentCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = try location.openForReading()
+        let store = userOption.space(in: try location.openForReading())
         let list: [CurrentActivity]
         if let device {
             list = try store.currentActivity(onDevice: device).map { [$0] } ?? []

@@ -39,27 +39,41 @@ struct DemoCommand: Subcommand {
             + "\(summary.events) events, head at \(try store.head())")
         guard summary.rejected == 0 else { throw CLIError("the bundled sample was rejected in part") }
 
-        section("Current activity of each device (eventlog current)")
-        Output.table(["DEVICE", "ACTIVITY", "TITLE"], try store.currentActivities().map {
-            [$0.device, $0.activity.activity, $0.activity.title ?? ""]
+        section("User spaces (eventlog users)")
+        Output.table(["USER", "ACTIVITIES", "SAVED", "ITEMS", "DOCUMENTS"], try store.users().map {
+            [$0.user.isEmpty ? "\"\" (default: the café's menu)" : $0.user, "\($0.activities)", "\($0.saved)", "\($0.items)", "\($0.documents)"]
         })
 
-        section("Saved for search and prediction (eventlog saved)")
-        Output.table(["KEY", "ACTIVITY", "TITLE", "USERINFO"], try store.savedActivities().map {
-            [$0.key, $0.activity.activity, $0.activity.title ?? "", UserInfoValue.jsonObject($0.activity.userInfo).serialized()]
-        })
-
-        section("Handoff for alice on her iPad at \(DemoSample.now) (eventlog handoff --user alice --device alice-iPad)")
-        Output.table(["FROM DEVICE", "ACTIVITY", "TITLE"], try store.handoffCandidates(user: "alice", device: "alice-iPad", now: now).map {
-            [$0.device, $0.activity.activity, $0.activity.title ?? ""]
-        })
-
-        section("Resolving links (eventlog resolve)")
-        for identifier in ["order-42", "https://coffee.example.com/orders/42", "order-9", "order-1000"] {
-            Output.line("\(identifier): " + describe(try store.resolve(identifier)))
+        for user in ["alice", "bob", "hanako"] {
+            let space = store.user(user)
+            section("\(user): current activity of each device (eventlog current --user \(user))")
+            Output.table(["DEVICE", "ACTIVITY", "TITLE"], try space.currentActivities().map {
+                [$0.device, $0.activity.activity, $0.activity.title ?? ""]
+            })
+            section("\(user): saved for search and prediction (eventlog saved --user \(user))")
+            Output.table(["KEY", "ACTIVITY", "TITLE", "USERINFO"], try space.savedActivities().map {
+                [$0.key, $0.activity.activity, $0.activity.title ?? "", UserInfoValue.jsonObject($0.activity.userInfo).serialized()]
+            })
         }
 
-        section("Searchable items (eventlog items)")
+        let alice = store.user("alice")
+        section("Handoff for alice on her iPad at \(DemoSample.now) (eventlog handoff --user alice --device alice-iPad)")
+        Output.table(["FROM DEVICE", "ACTIVITY", "TITLE"], try alice.handoffCandidates(device: "alice-iPad", now: now).map {
+            [$0.device, $0.activity.activity, $0.activity.title ?? ""]
+        })
+
+        section("Suggestions for bob (eventlog suggestions --user bob)")
+        Output.table(["KEY", "ACTIVITY", "SCORE"], try store.user("bob").suggestions(now: now).map {
+            [$0.key, $0.activity.activity, String(format: "%.4f", $0.score)]
+        })
+
+        section("Resolving alice's and hanako's links (eventlog resolve --user U)")
+        for (user, identifier) in [("alice", "order-42"), ("alice", "https://coffee.example.com/orders/42"), ("hanako", "order-9"),
+                                   ("bob", "order-42")] {
+            Output.line("\(user) \(identifier): " + describe(try store.user(user).resolve(identifier)))
+        }
+
+        section("The café's searchable items, in the default space (eventlog items)")
         Output.table(["IDENTIFIER", "DOMAIN", "TITLE"], try store.items().map {
             [$0.uniqueIdentifier, $0.item.domainIdentifier ?? "", $0.item.attributeSet.title ?? ""]
         })
@@ -67,8 +81,12 @@ struct DemoCommand: Subcommand {
             + (try store.fetchLastClientState(index: "menu-indexer").map { String(decoding: $0, as: UTF8.self) } ?? "none"))
 
         for text in ["latte", "coffee", "抹茶", "chai", "desayuno", "咖啡", "cafe"] {
-            section("search \"\(text)\" (eventlog search \(text))")
+            section("search \"\(text)\" in the default space (eventlog search \(text))")
             printHits(try store.search(text, now: now, limit: 5), json: false)
+        }
+        for user in ["alice", "bob"] {
+            section("search \"coffee\" as \(user): \(user)'s saved activities only (eventlog search coffee --user \(user))")
+            printHits(try store.user(user).search("coffee", now: now, limit: 5), json: false)
         }
         let expression = #"kind == "item" && (keywords == "coffee"c || domainIdentifier == "orders.*")"#
         section("query \(expression) (eventlog query)")
@@ -93,7 +111,8 @@ struct DemoCommand: Subcommand {
         Output.line("equal: the views rebuilt \(replaySummary(comparison.report)) match the live ones")
 
         section("Try it")
-        Output.line("eventlog current --store \(path) --json")
+        Output.line("eventlog users --store \(path)")
+        Output.line("eventlog current --store \(path) --user alice --json")
         Output.line("eventlog log --store \(path) --json")
         Output.line("eventlog stats --store \(path)")
     }

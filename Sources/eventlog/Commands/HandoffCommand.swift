@@ -6,7 +6,7 @@ struct HandoffCommand: Subcommand {
         commandName: "handoff",
         abstract: "What Handoff offers a user on a device.",
         discussion: """
-            The activities current on the user's other devices, eligible for handoff, not expired at
+            The activities current on the user's other devices (only theirs), eligible for handoff, not expired at
             --now and with a small enough userInfo; the most recently made current first.
             JSON: [{"device","activity","activityType","title"}].
 
@@ -16,9 +16,7 @@ struct HandoffCommand: Subcommand {
     )
 
     @OptionGroup var location: StoreLocation
-
-    @Option(help: "The user.")
-    var user: String
+    @OptionGroup var userOption: UserOption
 
     @Option(help: "The device asking (its own activities are not offered).")
     var device: String
@@ -31,8 +29,8 @@ struct HandoffCommand: Subcommand {
 
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
-        let store = try location.openForReading()
-        let offers = try store.handoffCandidates(user: user, device: device, now: now)
+        let store = userOption.space(in: try location.openForReading())
+        let offers = try store.handoffCandidates(device: device, now: now)
         if json {
             Output.jsonArray(offers.map(ViewJSON.current))
         } else {

@@ -15,6 +15,7 @@ struct ItemsCommand: Subcommand {
     )
 
     @OptionGroup var location: StoreLocation
+    @OptionGroup var userOption: UserOption
 
     @Option(help: "Only this domain and the domains below it.")
     var domain: String?
@@ -23,7 +24,7 @@ struct ItemsCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = try location.openForReading()
+        let store = userOption.space(in: try location.openForReading())
         let items = try domain.map { try store.items(inDomain: $0) } ?? store.items()
         if json {
             Output.jsonArray(items.map(\.item.json))

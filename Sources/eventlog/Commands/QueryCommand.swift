@@ -15,6 +15,7 @@ struct QueryCommand: Subcommand {
     )
 
     @OptionGroup var location: StoreLocation
+    @OptionGroup var userOption: UserOption
 
     @Argument(help: "The query.")
     var expression: String
@@ -27,7 +28,7 @@ struct QueryCommand: Subcommand {
 
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
-        let store = try location.openForReading()
+        let store = userOption.space(in: try location.openForReading())
         printHits(try store.query(expression, now: now), json: json)
     }
 }

@@ -17,6 +17,7 @@ struct ResolveCommand: Subcommand {
     )
 
     @OptionGroup var location: StoreLocation
+    @OptionGroup var userOption: UserOption
 
     @Argument(help: "The identifier or URL.")
     var identifier: String
@@ -25,7 +26,7 @@ struct ResolveCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = try location.openForReading()
+        let store = userOption.space(in: try location.openForReading())
         let resolution = try store.resolve(identifier)
         if json {
             Output.json(ViewJSON.resolution(identifier, resolution))

@@ -15,12 +15,13 @@ struct SavedCommand: Subcommand {
     )
 
     @OptionGroup var location: StoreLocation
+    @OptionGroup var userOption: UserOption
 
     @Flag(help: "Print JSON.")
     var json = false
 
     func execute() throws {
-        let store = try location.openForReading()
+        let store = userOption.space(in: try location.openForReading())
         let saved = try store.savedActivities()
         if json {
             Output.jsonArray(saved.map(ViewJSON.saved))

@@ -16,6 +16,7 @@ struct SearchCommand: Subcommand {
     )
 
     @OptionGroup var location: StoreLocation
+    @OptionGroup var userOption: UserOption
 
     @Argument(help: "The words to find.")
     var text: String
@@ -35,7 +36,7 @@ struct SearchCommand: Subcommand {
 
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
-        let store = try location.openForReading()
+        let store = userOption.space(in: try location.openForReading())
         printHits(try store.search(text, now: now, limit: limit), json: json)
     }
 }

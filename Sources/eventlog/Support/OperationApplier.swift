@@ -46,8 +46,13 @@ final class OperationApplier {
     private var openBatchStart = 0
     private var openBatchFailed = false
 
-    init(store: ActivityStore, transactionSize: Int, onRejected: @escaping (Rejection) -> Void) {
+    /// The user space of lines that name none (`apply --user`); nil: the
+    /// default space (and every space for `purgeExpired`).
+    let defaultUser: String?
+
+    init(store: ActivityStore, transactionSize: Int, defaultUser: String? = nil, onRejected: @escaping (Rejection) -> Void) {
         self.store = store
+        self.defaultUser = defaultUser
         self.transactionSize = max(1, transactionSize)
         self.onRejected = onRejected
     }
@@ -59,9 +64,12 @@ final class OperationApplier {
             reject(Rejection(line: lineNumber, message: "the line is not valid UTF-8"))
             return
         }
-        let timed: ActivityCommand.Timed
+        var timed: ActivityCommand.Timed
         do {
             timed = try decoder.decode(text)
+            if timed.user == nil, case .declareActivityTypes = timed.command {} else if timed.user == nil {
+                timed.user = defaultUser
+            }
         } catch let error as JSONParseError {
             reject(Rejection(line: lineNumber, column: error.column, message: "malformed JSON at column \(error.column): \(error.reason)"))
             return

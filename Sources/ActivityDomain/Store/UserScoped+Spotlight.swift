@@ -2,17 +2,18 @@ import EventLog
 import Foundation
 import TextIndex
 
-/// Core Spotlight on the store (SPEC §4, §5), with Apple's names.
+/// Core Spotlight in one user space (SPEC §4, §5, §9), with Apple's names.
 ///
 /// ```swift
+/// let alice = store.user("alice")
 /// var item = SearchableItem(uniqueIdentifier: "order-1", domainIdentifier: "orders")
 /// item.attributeSet.title = "Oat latte"
-/// try store.indexSearchableItems([item])
-/// let hits = try store.search("oat lat", now: Date())                 // [SearchHit], by score
-/// let matches = try store.query(#"kind == "item" && title == "oat*"c"#, now: Date())
-/// try store.deleteSearchableItems(withDomainIdentifiers: ["orders"])
+/// try alice.indexSearchableItems([item])
+/// let hits = try alice.search("oat lat", now: Date())                 // [SearchHit], by score
+/// let matches = try alice.query(#"kind == "item" && title == "oat*"c"#, now: Date())
+/// try alice.deleteSearchableItems(withDomainIdentifiers: ["orders"])
 /// ```
-extension ActivityStore {
+extension UserScoped {
     // MARK: Commands
 
     /// Indexes items: each replaces the item with its identifier, or (with
@@ -36,14 +37,15 @@ extension ActivityStore {
         try perform([.deleteSearchableItemsInDomains(domains)], at: time)[0]
     }
 
-    /// Removes every item and forgets every client state.
+    /// Removes every item of this space and forgets its client states.
     @discardableResult
     public func deleteAllSearchableItems(at time: Date? = nil) throws -> CommandResult {
         try perform([.deleteAllSearchableItems], at: time)[0]
     }
 
-    /// Appends the removal of every item expired at `now` (expiration ≤ now);
-    /// nothing when none is.
+    /// Appends the removal of every item of this space expired at `now`
+    /// (expiration ≤ now); nothing when none is. On the ``ActivityStore``
+    /// itself, every space's: each space's removals as an event of its own.
     @discardableResult
     public func purgeExpired(now: Date, at time: Date? = nil) throws -> CommandResult {
         try perform([.purgeExpired(now: now)], at: time)[0]
@@ -74,40 +76,40 @@ extension ActivityStore {
 
     /// The client state the last committed batch of `index` stored, or nil.
     public func fetchLastClientState(index: String) throws -> Data? {
-        try read { try views.items.clientState(ofIndex: index, in: $0) }
+        try readSpace(nil) { space, txn in try store.views.items.clientState(ofIndex: index, space: space, in: txn) }
     }
 
     /// Every stored client state, by index name.
     public func clientStates() throws -> [IndexClientState] {
-        try read { try views.items.allClientStates(in: $0) }
+        try readSpace([]) { space, txn in try store.views.items.allClientStates(space: space, in: txn) }
     }
 
     /// The item with this identifier, or nil.
     public func item(_ uniqueIdentifier: String) throws -> IndexedItem? {
-        try read { try views.items.item(uniqueIdentifier, in: $0) }
+        try readSpace(nil) { space, txn in try store.views.items.item(uniqueIdentifier, space: space, in: txn) }
     }
 
     /// Every item, by identifier (expired ones too, until purged).
     public func items() throws -> [IndexedItem] {
-        try read { try views.items.all(in: $0) }
+        try readSpace([]) { space, txn in try store.views.items.all(space: space, in: txn) }
     }
 
     /// The items in `domain` and every domain below it, by identifier.
     public func items(inDomain domain: String) throws -> [IndexedItem] {
-        try read { try views.items.items(inDomain: domain, in: $0) }
+        try readSpace([]) { space, txn in try store.views.items.items(inDomain: domain, space: space, in: txn) }
     }
 
     /// Free-text search over items and saved activities eligible for search:
     /// every word must match, the last also as a prefix; ranked by BM25F,
     /// then identifier; documents expired at `now` left out; at most `limit`.
     public func search(_ text: String, now: Date, limit: Int = 20) throws -> [SearchHit] {
-        try read { try views.search.index.search(text, now: now, limit: limit, in: $0) }
+        try readSpace([]) { space, txn in try store.views.search.index.space(space).search(text, now: now, limit: limit, in: txn) }
     }
 
     /// The documents (items and saved activities) an expression of the query
     /// language matches at `now`, by identifier; throws `QueryError` (with
     /// its column) for a malformed one.
     public func query(_ expression: String, now: Date) throws -> [SearchHit] {
-        try read { try views.search.index.query(expression, now: now, in: $0) }
+        try readSpace([]) { space, txn in try store.views.search.index.space(space).query(expression, now: now, in: txn) }
     }
 }
