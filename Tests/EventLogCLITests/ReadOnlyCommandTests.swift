@@ -83,6 +83,25 @@ struct ReadOnlyCommandTests {
         #expect(try CLI.run(["apply", "--store", store, "-"], input: Sample.good[0]).status == 0, "the store takes writes again")
     }
 
+    @Test("every reader slot taken by another process: a read command is a clear error, not a crash; once that process is killed, its slots are reclaimed")
+    func readerSlotsFull() throws {
+        let dir = try ReadCommandTests.store()
+        defer { dir.remove() }
+        let store = dir.sub("store")
+        let holder = try Child(["hold-readers", "--store", store, "--count", "1024", "--seconds", "120"])
+        defer { if holder.process.isRunning { kill(holder.process.processIdentifier, SIGKILL) } }
+        #expect(holder.waitFor("holding").contains("holding 1024"))
+        let refused = try CLI.run(["items", "--store", store, "--json"])
+        #expect(refused.status == 1, "\(refused.status): \(refused.stderr)")
+        #expect(refused.stderr.hasPrefix("eventlog items: mdb_txn_begin("), "\(refused.stderr)")
+        #expect(refused.stderr.contains("all 1024 reader slots are taken"), "\(refused.stderr)")
+        kill(holder.process.processIdentifier, SIGKILL)
+        holder.process.waitUntilExit()
+        let items = try CLI.run(["items", "--store", store, "--json"])
+        #expect(items.status == 0, "\(items.stderr)")
+        #expect(try !items.objects().isEmpty)
+    }
+
     /// What every read command prints on `store`, through `wrapper` if given.
     func outputs(_ store: String, through wrapper: [String]? = nil) throws -> [String: CLIResult] {
         var outputs: [String: CLIResult] = [:]
