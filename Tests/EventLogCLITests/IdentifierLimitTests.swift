@@ -31,16 +31,16 @@ struct IdentifierLimitTests {
     static var operations: [String] {
         [
             json(["op": "declareActivityTypes", "types": [type], "at": "2026-11-22T10:00:00Z"]),
-            json(["op": "createActivity", "activity": activity, "activityType": type, "device": device, "user": user,
+            json(["op": "createActivity", "activity": activity, "activityType": type, "device": device,
                   "title": "Long names", "eligibleForSearch": true, "persistentIdentifier": key, "targetContentIdentifier": target,
                   "at": "2026-11-22T10:00:01Z"]),
-            json(["op": "becomeCurrent", "activity": activity, "user": user, "at": "2026-11-22T10:00:02Z"]),
-            json(["op": "createActivity", "activity": "other", "activityType": type, "device": "phone", "user": user,
+            json(["op": "becomeCurrent", "activity": activity, "at": "2026-11-22T10:00:02Z"]),
+            json(["op": "createActivity", "activity": "other", "activityType": type, "device": "phone",
                   "at": "2026-11-22T10:00:03Z"]),
-            json(["op": "beginIndexBatch", "index": index, "user": user, "at": "2026-11-22T10:00:04Z"]),
+            json(["op": "beginIndexBatch", "index": index, "at": "2026-11-22T10:00:04Z"]),
             json(["op": "indexSearchableItems", "items": [["uniqueIdentifier": item, "domainIdentifier": domain,
-                                                            "attributeSet": ["title": "Long item"]]], "user": user, "at": "2026-11-22T10:00:04Z"]),
-            json(["op": "endIndexBatch", "index": index, "clientState": "NDI=", "user": user, "at": "2026-11-22T10:00:04Z"]),
+                                                            "attributeSet": ["title": "Long item"]]], "at": "2026-11-22T10:00:04Z"]),
+            json(["op": "endIndexBatch", "index": index, "clientState": "NDI=", "at": "2026-11-22T10:00:04Z"]),
         ]
     }
 
@@ -52,38 +52,40 @@ struct IdentifierLimitTests {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let store = dir.sub("store")
-        let applied = try CLI.run(["apply", "--store", store, try dir.file("ops.jsonl", Self.operations)])
+        // Every operation but the store-wide declaration in the 256-byte user's space (apply --user).
+        let applied = try CLI.run(["apply", "--store", store, "--user", Self.user, try dir.file("ops.jsonl", Self.operations)])
         #expect(applied.status == 0, "\(applied.stderr)")
         let now = "2026-11-22T11:00:00Z"
 
-        let items = try CLI.run(["items", "--user", Self.user, "--store", store, "--domain", Self.domain, "--json"]).objects()
+        let items = try CLI.run(["items", "--store", store, "--user", Self.user, "--domain", Self.domain, "--json"]).objects()
         #expect(items.map { $0["uniqueIdentifier"] as? String } == [Self.item])
         #expect(items.first?["domainIdentifier"] as? String == Self.domain)
-        #expect(try CLI.run(["items", "--user", Self.user, "--store", store]).stdout.contains(Self.item))
+        #expect(try CLI.run(["items", "--store", store, "--user", Self.user]).stdout.contains(Self.item))
 
-        let current = try CLI.run(["current", "--user", Self.user, "--store", store, "--device", Self.device, "--json"]).objects()
+        let current = try CLI.run(["current", "--store", store, "--user", Self.user, "--device", Self.device, "--json"]).objects()
         #expect(current.first?["activity"] as? String == Self.activity && current.first?["activityType"] as? String == Self.type)
-        #expect(try CLI.run(["current", "--user", Self.user, "--store", store]).stdout.contains(Self.device))
+        #expect(try CLI.run(["current", "--store", store, "--user", Self.user]).stdout.contains(Self.device))
 
-        let saved = try CLI.run(["saved", "--user", Self.user, "--store", store, "--json"]).objects()
+        let saved = try CLI.run(["saved", "--store", store, "--user", Self.user, "--json"]).objects()
         #expect(saved.map { $0["key"] as? String } == [Self.key])
         #expect(saved.first?["activity"] as? String == Self.activity)
 
-        let resolved = try CLI.run(["resolve", "--user", Self.user, Self.target, "--store", store, "--json"])
+        let resolved = try CLI.run(["resolve", Self.target, "--store", store, "--user", Self.user, "--json"])
         #expect(resolved.status == 0 && resolved.stdout.contains(Self.json(["k": Self.key]).dropFirst(5).dropLast()), "\(resolved.stdout)")
 
-        let hits = try CLI.run(["query", "--user", Self.user, "uniqueIdentifier == \"\(Self.item)\"", "--store", store, "--now", now, "--json"]).objects()
+        let hits = try CLI.run(["query", "uniqueIdentifier == \"\(Self.item)\"", "--store", store, "--user", Self.user, "--now", now, "--json"]).objects()
         #expect(hits.map { $0["identifier"] as? String } == [Self.item])
-        let search = try CLI.run(["search", "--user", Self.user, "long", "--store", store, "--now", now, "--json"]).objects()
+        let search = try CLI.run(["search", "long", "--store", store, "--user", Self.user, "--now", now, "--json"]).objects()
         #expect(Set(search.compactMap { $0["identifier"] as? String }) == [Self.item, Self.key])
 
-        let state = try CLI.run(["client-state", "--user", Self.user, "--store", store, "--index", Self.index, "--json"]).object()
+        let state = try CLI.run(["client-state", "--store", store, "--user", Self.user, "--index", Self.index, "--json"]).object()
         #expect(state["index"] as? String == Self.index && state["clientState"] as? String == "NDI=")
 
         let offers = try CLI.run(["handoff", "--store", store, "--user", Self.user, "--device", "phone", "--now", now, "--json"]).objects()
         #expect(offers.map { $0["device"] as? String } == [Self.device])
 
-        let log = try CLI.run(["log", "--store", store, "--json"])
+        let log = try CLI.run(["log", "--store", store, "--user", Self.user, "--json"])
+        #expect(try CLI.run(["users", "--store", store, "--json"]).objects().map { $0["user"] as? String } == [Self.user])
         for value in [Self.activity, Self.item, Self.index] {
             #expect(log.stdout.contains(Self.json(["k": value]).dropFirst(5).dropLast()), "log lacks \(value.prefix(10))…")
         }
