@@ -15,6 +15,7 @@ struct ReadOnlyCommandTests {
             ["log", "--json"], ["current", "--json"], ["saved", "--json"], ["stats", "--json"], ["verify", "--json"],
             ["client-state", "--json"], ["resolve", "order-42", "--json"],
             ["handoff", "--user", "u1", "--device", "tablet", "--now", Sample.now, "--json"],
+            ["users", "--json"], ["suggestions", "--user", "u1", "--now", Sample.now, "--json"],
             ["snapshot", "list", "--json"],
         ].map { $0 + ["--store", store] }
     }
@@ -48,9 +49,12 @@ struct ReadOnlyCommandTests {
         let dir = try ReadCommandTests.store()
         defer { dir.remove() }
         let store = dir.sub("store")
-        let holder = try Child(["hold-write", "--store", store, "--seconds", "20"])
-        defer { if holder.process.isRunning { holder.process.terminate() } }
+        // It holds for 20 seconds at least, and for as long as the reads take on a slow machine
+        // (up to 120): each read must be done while the lock is held for the test to mean anything.
+        let holder = try Child(["hold-write", "--store", store, "--seconds", "120"])
+        defer { if holder.process.isRunning { kill(holder.process.processIdentifier, SIGKILL) } }
         #expect(holder.waitFor("holding").contains("holding"))
+        let held = DispatchTime.now().uptimeNanoseconds
         // The audits that read the live store and build elsewhere (a scratch environment, a new store).
         let audits = [["replay", "--verify", "--json", "--store", store],
                       ["replay", "--to", "3", "--into", dir.sub("as-of-3"), "--json", "--store", store]]
@@ -70,8 +74,32 @@ struct ReadOnlyCommandTests {
         // timeout kills its own process group too, so it reports the signal (9) or its exit for it (137).
         #expect([SIGKILL, 128 + SIGKILL].contains(blocked.status), "apply did not wait for the writer: \(blocked.status) \(blocked.stderr)")
         #expect(holder.process.isRunning)
+        let heldFor = Double(DispatchTime.now().uptimeNanoseconds - held) / 1e9
+        if heldFor < 20 { Thread.sleep(forTimeInterval: 20 - heldFor) }
+        #expect(holder.process.isRunning, "the writer let go before 20 seconds")
+        // SIGKILL: a writer killed inside its transaction leaves the store as it was (LMDB's robust lock).
+        kill(holder.process.processIdentifier, SIGKILL)
         holder.process.waitUntilExit()
-        #expect(holder.process.terminationStatus == 0)
+        #expect(try CLI.run(["apply", "--store", store, "-"], input: Sample.good[0]).status == 0, "the store takes writes again")
+    }
+
+    @Test("every reader slot taken by another process: a read command is a clear error, not a crash; once that process is killed, its slots are reclaimed")
+    func readerSlotsFull() throws {
+        let dir = try ReadCommandTests.store()
+        defer { dir.remove() }
+        let store = dir.sub("store")
+        let holder = try Child(["hold-readers", "--store", store, "--count", "1024", "--seconds", "120"])
+        defer { if holder.process.isRunning { kill(holder.process.processIdentifier, SIGKILL) } }
+        #expect(holder.waitFor("holding").contains("holding 1024"))
+        let refused = try CLI.run(["items", "--store", store, "--json"])
+        #expect(refused.status == 1, "\(refused.status): \(refused.stderr)")
+        #expect(refused.stderr.hasPrefix("eventlog items: mdb_txn_begin("), "\(refused.stderr)")
+        #expect(refused.stderr.contains("all 1024 reader slots are taken"), "\(refused.stderr)")
+        kill(holder.process.processIdentifier, SIGKILL)
+        holder.process.waitUntilExit()
+        let items = try CLI.run(["items", "--store", store, "--json"])
+        #expect(items.status == 0, "\(items.stderr)")
+        #expect(try !items.objects().isEmpty)
     }
 
     /// What every read command prints on `store`, through `wrapper` if given.
@@ -158,11 +186,13 @@ struct ReadOnlyCommandTests {
         let dir = try ReadCommandTests.store()
         defer { dir.remove() }
         let store = dir.sub("store")
-        let head = try #require(try CLI.run(["stats", "--json", "--store", store]).object()["head"] as? Int)
+        let before = try CLI.run(["stats", "--json", "--store", store]).object()
+        let head = try #require(before["head"] as? Int)
+        let version = try #require((before["views"] as? [[String: Any]])?.first { $0["projection"] as? String == "search.keywords" }?["version"] as? Int)
         // As if another build appended two events that this projection never saw.
         let set = Process()
         set.executableURL = CLI.product("SyntheticAppender")
-        set.arguments = ["set-checkpoint", "--store", store, "--projection", "search.keywords", "--position", "\(head - 2)", "--version", "2"]  // the keyword projection's version: only lagging, not rebuilt by another build
+        set.arguments = ["set-checkpoint", "--store", store, "--projection", "search.keywords", "--position", "\(head - 2)", "--version", "\(version)"]
         try set.run()
         set.waitUntilExit()
         #expect(set.terminationStatus == 0)
@@ -193,7 +223,7 @@ struct ReadOnlyCommandTests {
         try other.run()
         other.waitUntilExit()
         let refusedAgain = try CLI.run(["search", "latte", "--store", store, "--json", "--allow-lagging-views"])
-        #expect(refusedAgain.status != 0 && refusedAgain.stderr.contains("was built by version 99, this code's is 2"), "\(refusedAgain.stderr)")
+        #expect(refusedAgain.status != 0 && refusedAgain.stderr.contains("was built by version 99, this code's is \(version)"), "\(refusedAgain.stderr)")
         let after = try #require(try CLI.run(["stats", "--store", store, "--json"]).object()["views"] as? [[String: Any]])
         #expect(after.first { $0["projection"] as? String == "search.keywords" }?["storedVersion"] as? Int == 99, "a read rebuilt the view")
     }
