@@ -125,6 +125,7 @@ let package = Package(
             dependencies: [
                 "ActivityDomain", "EventLog", "TextIndex", "LMDB",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -146,7 +147,7 @@ let package = Package(
         .testTarget(
             name: "FuzzCorpusTests",
             dependencies: ["FuzzTargets"],
-            exclude: ["Corpus"],
+            exclude: ["Corpus", "Regressions"],
             swiftSettings: strict
         ),
         .testTarget(

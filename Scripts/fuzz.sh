@@ -6,11 +6,13 @@
 # Builds `eventlog-fuzz` with -sanitize=fuzzer in its own scratch path
 # (.build-fuzz, release), then runs each target (default: all five:
 # operations query records snapshots payloads) for SECONDS (default 60) on
-# its corpus in Tests/FuzzCorpusTests/Corpus/TARGET, one process, new inputs
-# in a scratch directory; then merges them into the corpus, minimized
-# (-merge=1: only inputs that add coverage are kept). A crash leaves
-# crash-* in .build-fuzz/artifacts/TARGET/ and stops the script; add the
-# input to the corpus once the product is fixed. Each run's last libFuzzer
+# its corpus in Tests/FuzzCorpusTests/Corpus/TARGET (and the inputs that once
+# failed, in Regressions/TARGET), one process, new inputs in a scratch
+# directory; then merges them into the corpus, minimized (-merge=1: only
+# inputs that add coverage are kept). A crash leaves crash-* in
+# .build-fuzz/artifacts/TARGET/ and stops the script; once the product is
+# fixed, add the input to Regressions/TARGET under a name that says what
+# it found (the tests replay both directories). Each run's last libFuzzer
 # status line (executions, exec/s) is printed and kept in
 # .build-fuzz/runs.log. Run it with `nice`: it keeps a core busy.
 #
@@ -30,13 +32,14 @@ binary=$(swift build -c release --scratch-path "$scratch" --show-bin-path)/event
 
 for target in "${targets[@]}"; do
   corpus=Tests/FuzzCorpusTests/Corpus/$target
+  regressions=Tests/FuzzCorpusTests/Regressions/$target
   grown=$scratch/grown/$target
   artifacts=$scratch/artifacts/$target
-  mkdir -p "$corpus" "$grown" "$artifacts"
+  mkdir -p "$corpus" "$regressions" "$grown" "$artifacts"
   log=$scratch/$target.log
   started=$(date -u +%FT%TZ)
   echo "== $target: $seconds s, corpus $(ls "$corpus" | wc -l) inputs"
-  FUZZ_TARGET=$target "$binary" "$grown" "$corpus" -max_total_time="$seconds" \
+  SWIFT_BACKTRACE=enable=no FUZZ_TARGET=$target "$binary" "$grown" "$corpus" "$regressions" -max_total_time="$seconds" \
     -artifact_prefix="$artifacts/" -print_final_stats=1 ${FUZZ_FLAGS:-} 2>"$log" || {
     echo "$target: libFuzzer stopped with a failure; see $log and $artifacts" >&2
     tail -40 "$log" >&2
@@ -49,7 +52,7 @@ for target in "${targets[@]}"; do
   # Keep only what adds coverage: merge the grown inputs into a fresh copy.
   merged=$scratch/merged/$target
   rm -rf "$merged" && mkdir -p "$merged"
-  FUZZ_TARGET=$target "$binary" -merge=1 "$merged" "$corpus" "$grown" 2>"$scratch/$target.merge.log"
+  SWIFT_BACKTRACE=enable=no FUZZ_TARGET=$target "$binary" -merge=1 "$merged" "$corpus" "$grown" 2>"$scratch/$target.merge.log"
   rm -f "$corpus"/* && cp "$merged"/* "$corpus"/
   echo "   corpus now $(ls "$corpus" | wc -l) inputs, $(du -sh "$corpus" | cut -f1)"
 done

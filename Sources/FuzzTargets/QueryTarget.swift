@@ -1,5 +1,6 @@
 import ActivityDomain
 import Foundation
+import Logging
 import TextIndex
 
 /// `eventlog query` and `eventlog search` on a small store of items and
@@ -32,6 +33,10 @@ enum FuzzStores {
         var options = ActivityStoreOptions()
         options.store.durability = .noSync
         options.store.initialMapSize = 16 << 20
+        // Damaged snapshots are logged as they are skipped: millions of times here.
+        var logger = Logger(label: "eventlog-fuzz")
+        logger.logLevel = .critical
+        options.store.logger = logger
         return options
     }
 

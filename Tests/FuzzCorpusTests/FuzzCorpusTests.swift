@@ -2,13 +2,15 @@ import Foundation
 import FuzzTargets
 import Testing
 
-/// Replays every committed fuzz input (`Corpus/TARGET/`, grown and minimized
-/// by `Scripts/fuzz.sh`, regression inputs included) through its target,
-/// without a sanitizer build: an input that crashed once must never crash
-/// again, nor break a promise.
+/// Replays every committed fuzz input through its target, without a
+/// sanitizer build: `Corpus/TARGET/`, grown and minimized by
+/// `Scripts/fuzz.sh`, and `Regressions/TARGET/`, each input that once
+/// crashed or broke a promise, kept by hand: none may fail again.
 @Suite("Fuzz corpora")
 struct FuzzCorpusTests {
-    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Corpus")
+    static let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    static let corpus = here.appendingPathComponent("Corpus")
+    static let regressions = here.appendingPathComponent("Regressions")
 
     @Test("every committed input passes", arguments: FuzzTarget.allCases)
     func replay(_ target: FuzzTarget) throws {
@@ -18,6 +20,18 @@ struct FuzzCorpusTests {
         for file in files {
             let input = Array(try Data(contentsOf: dir.appendingPathComponent(file)))
             #expect(throws: Never.self, "\(target.rawValue)/\(file)") { try target.run(input) }
+        }
+    }
+
+    @Test("every input that once failed passes")
+    func regressions() throws {
+        for target in FuzzTarget.allCases {
+            let dir = Self.regressions.appendingPathComponent(target.rawValue)
+            let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).sorted()
+            for file in files {
+                let input = Array(try Data(contentsOf: dir.appendingPathComponent(file)))
+                #expect(throws: Never.self, "\(target.rawValue)/\(file)") { try target.run(input) }
+            }
         }
     }
 
