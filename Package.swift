@@ -133,7 +133,10 @@ let package = Package(
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "CLMDB"], swiftSettings: strict),
         .testTarget(
             name: "EventLogTests",
-            dependencies: ["EventLog", "LMDB", "CLMDB", "SyntheticWorkload", "SyntheticAppender"],
+            dependencies: [
+                "EventLog", "LMDB", "CLMDB", "SyntheticWorkload", "SyntheticAppender",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
