@@ -107,6 +107,35 @@ final class ViewBuilder<Views: ProjectionSet> {
         }
     }
 
+    /// Builds the views through `end` from the first of `candidates` (newest
+    /// first) that loads and that the log continues from, else from position
+    /// 1. A snapshot that fails to load, or after which the log does not
+    /// apply (a sealed file whose views are not the log's at its position:
+    /// forged, or written by a faulty build of the same versions), is
+    /// damaged: skipped, never an error that stops the rebuild.
+    func build(through end: Position, from candidates: [SnapshotInfo]) throws -> (used: Position?, damaged: [Position]) {
+        var damaged: [Position] = []
+        for snapshot in candidates {
+            guard try load(snapshot) else {
+                damaged.append(snapshot.position)
+                continue
+            }
+            do {
+                try apply(through: end)
+                return (snapshot.position, damaged)
+            } catch {
+                source.options.logger.warning("snapshot ignored: the log does not apply after it",
+                                              metadata: ["snapshot": "\(snapshot.path)", "error": "\(error)"])
+                damaged.append(snapshot.position)
+                try clear()
+                position = 0
+                eventsApplied = 0
+            }
+        }
+        try apply(through: end)
+        return (nil, damaged)
+    }
+
     private func clear() throws {
         try target.write { txn in
             for projection in views.all { try projection.removeAllData(in: txn) }
