@@ -132,10 +132,27 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Fuzz targets over the product's inputs (operations, queries, records,
+        // snapshots, payloads), callable from libFuzzer (`eventlog-fuzz`, built
+        // by Scripts/fuzz.sh with -sanitize=fuzzer) and from the tests, which
+        // replay the committed corpora.
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "ActivityDomain", "EventLog", "TextIndex", "LMDB",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "eventlog-fuzz", dependencies: ["FuzzTargets"], swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "CLMDB"], swiftSettings: strict),
         .testTarget(
             name: "EventLogTests",
-            dependencies: ["EventLog", "LMDB", "CLMDB", "SyntheticWorkload", "SyntheticAppender"],
+            dependencies: [
+                "EventLog", "LMDB", "CLMDB", "SyntheticWorkload", "SyntheticAppender",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
@@ -147,8 +164,15 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "FuzzCorpusTests",
+            dependencies: ["FuzzTargets"],
+            exclude: ["Corpus", "Regressions"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "EventLogCLITests",
             dependencies: ["eventlog"],
+            exclude: ["FaultShim"],
             swiftSettings: strict
         ),
     ],

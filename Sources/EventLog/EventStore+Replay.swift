@@ -106,12 +106,8 @@ extension EventStore {
             return target
         }
         try copyLog(through: position, into: builder.target, databases: target, progress: progress)
-        var used: Position?
-        var damaged: [Position] = []
-        if !full, let snapshot = try newestUsableSnapshot(atOrBefore: position) {
-            if try builder.load(snapshot) { used = snapshot.position } else { damaged.append(snapshot.position) }
-        }
-        try builder.apply(through: position)
+        let candidates = full ? [] : try newestUsableSnapshot(atOrBefore: position).map { [$0] } ?? []
+        let (used, damaged) = try builder.build(through: position, from: candidates)
         try builder.target.write { txn in
             let last = try target.head(in: txn)
             try target.setRecordedHead(last, in: txn)
@@ -131,19 +127,12 @@ extension EventStore {
         let scratch = (environment.path as NSString).appendingPathComponent("replay-scratch-\(getpid())-\(UUID().uuidString)")
         do {
             let builder = try ViewBuilder(source: self, targetPath: scratch, durability: .noSync, progress: progress)
-            var used: Position?
-            var damaged: [Position] = []
+            var candidates: [SnapshotInfo] = []
             if !full {
                 let wanted = Set(views.all.map { SnapshotInfo.ProjectionStamp(name: $0.name, version: $0.version) })
-                for snapshot in try snapshots().reversed() where snapshot.position <= end && Set(snapshot.projections) == wanted {
-                    if try builder.load(snapshot) {
-                        used = snapshot.position
-                        break
-                    }
-                    damaged.append(snapshot.position)
-                }
+                candidates = try snapshots().reversed().filter { $0.position <= end && Set($0.projections) == wanted }
             }
-            try builder.apply(through: end)
+            let (used, damaged) = try builder.build(through: end, from: candidates)
             return (builder, scratch, used, damaged)
         } catch {
             try? FileManager.default.removeItem(atPath: scratch)

@@ -72,21 +72,23 @@ extension EventStore {
     /// ```
     public func verify(payloadCheck: ((RecordedEvent) throws -> Void)? = nil,
                        progress: ((WalkProgress) -> Void)? = nil) throws -> LogVerification {
+        // The last position only: its record is checked by the walk, and a
+        // damaged one is a problem to report there, not an error.
         let (end, recorded) = try environment.read { txn in
-            (try databases.head(in: txn), try databases.recordedHead(in: txn))
+            (try lastPosition(in: txn), try databases.recordedHead(in: txn))
         }
-        var report = LogVerification(recordsChecked: 0, bytesChecked: 0, head: end.position, firstProblem: nil, lastLink: .zero)
+        var report = LogVerification(recordsChecked: 0, bytesChecked: 0, head: end, firstProblem: nil, lastLink: .zero)
         var link = ChainLink.zero
         var next: Position = 1
         let chunk = 8192
-        walk: while next <= end.position {
+        walk: while next <= end {
             let problem: LogProblem? = try environment.read { txn in
                 let cursor = try databases.log.cursor(in: txn)
                 var entry = try next.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
                 var count = 0
                 while let (key, value) = entry, count < chunk {
                     let position = (try? UInt64.decode(lmdbBytes: key)) ?? 0
-                    if position > end.position && next > end.position { return nil }
+                    if position > end && next > end { return nil }
                     if position != next {
                         return LogProblem(position: next, kind: .gap,
                                           detail: "expected position \(next), the next record is at \(position)")
@@ -101,7 +103,7 @@ extension EventStore {
                     count += 1
                     entry = try cursor.nextBytes()
                 }
-                if entry == nil && next <= end.position {
+                if entry == nil && next <= end {
                     return LogProblem(position: next, kind: .gap, detail: "the log ends at \(next - 1)")
                 }
                 return nil
@@ -111,10 +113,10 @@ extension EventStore {
                 report.firstProblem = problem
                 break walk
             }
-            progress?(WalkProgress(position: next - 1, end: end.position, bytes: report.bytesChecked))
+            progress?(WalkProgress(position: next - 1, end: end, bytes: report.bytesChecked))
         }
         if report.firstProblem == nil {
-            report.firstProblem = try checkHead(end: end, recorded: recorded)
+            report.firstProblem = try checkHead(end: RecordedHead(position: end, link: link), recorded: recorded)
         }
         return report
     }
@@ -165,7 +167,7 @@ extension EventStore {
         }
         // Checkpoints and head from one transaction: writers may have moved both since the walk began.
         return try environment.read { txn in
-            let head = try databases.head(in: txn).position
+            let head = try lastPosition(in: txn)
             for projection in views.all {
                 if let checkpoint = try databases.checkpoint(of: projection.name, in: txn), checkpoint.position > head {
                     return LogProblem(position: head + 1, kind: .checkpointAhead,
@@ -174,6 +176,11 @@ extension EventStore {
             }
             return nil
         }
+    }
+
+    /// The log's last position, its record not decoded.
+    private func lastPosition(in txn: ReadTransaction) throws -> Position {
+        try databases.log.cursor(in: txn).lastBytes().map { try UInt64.decode(lmdbBytes: $0.key) } ?? 0
     }
 
     private func hex(_ value: UInt32) -> String {

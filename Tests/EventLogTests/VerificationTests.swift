@@ -49,6 +49,25 @@ struct VerificationTests {
         #expect(report.firstProblem?.kind == .payloadDigestMismatch)
     }
 
+    @Test("the last record cut shorter than a header: reported at its position, not thrown")
+    func lastRecordCutShort() throws {
+        // Damaged under an open store (opening one whose last record is
+        // damaged fails: a writer needs that record's link).
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore<CountingViews>(path: dir.path, options: fastOptions())
+        for b in 0..<10 { try store.append((0..<10).map { event("t", b * 10 + $0, size: 100) }) }
+        try store.environment.write { txn in
+            let log: Database<UInt64, [UInt8]> = try txn.openDatabase("log")
+            let record = try #require(try log.get(100, in: txn))
+            try log.put(Array(record.prefix(40)), forKey: 100, in: txn)
+        }
+        let report = try store.verify()
+        #expect(report.firstProblem?.position == 100)
+        #expect(report.firstProblem?.kind == .malformedRecord)
+        #expect(report.recordsChecked == 99)
+    }
+
     @Test("a deleted record: a gap at its position")
     func deletedRecord() throws {
         let report = try verifyAfter { log, txn in try log.delete(50, in: txn) }
