@@ -104,6 +104,14 @@ final class ViewBuilder<Views: ProjectionSet> {
             try clear()
             position = 0
             return false
+        } catch where !FileManager.default.fileExists(atPath: snapshot.path) {
+            // Pruned by another process's `snapshot create` while this one
+            // read it (found by the torture test): gone, so skipped as a
+            // damaged one is, never an error that stops the rebuild.
+            source.options.logger.notice("snapshot removed while loading, ignored", metadata: ["snapshot": "\(snapshot.path)"])
+            try clear()
+            position = 0
+            return false
         }
     }
 

@@ -103,10 +103,12 @@ struct DamagedIndexTests {
         try temporary.write { try $0.upsert(.item("a", title: "oat latte")) }
         // Statistics as a damaged view or a bad snapshot could hold them: no documents.
         try temporary.environment.write { txn in
-            let meta: Database<String, [UInt8]> = try txn.openDatabase("search.meta")
-            var stats = try #require(try meta.get("stats", in: txn))
+            // The index as opened is space 0: its meta keys start with four zero bytes.
+            let meta: Database<[UInt8], [UInt8]> = try txn.openDatabase("search.meta")
+            let key: [UInt8] = [0, 0, 0, 0] + Array("stats".utf8)
+            var stats = try #require(try meta.get(key, in: txn))
             for i in 5..<stats.count { stats[i] = 0 }   // past format and next id: every count 0
-            try meta.put(stats, forKey: "stats", in: txn)
+            try meta.put(stats, forKey: key, in: txn)
         }
         #expect(throws: TextIndexError.self) {
             try temporary.write { try $0.upsert(.item("a", title: "flat white")) }
