@@ -40,5 +40,17 @@ let package = Package(
             path: "Benchmarks/IndexBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
+        // A plain executable (no package-benchmark): search latency of one
+        // user space beside 300 others against the same space alone
+        // (issue 9; Docs/Benchmarks.md, "User spaces").
+        .executableTarget(
+            name: "SpaceSearchBench",
+            dependencies: [
+                .product(name: "ActivityDomain", package: "ActivityEventLog"),
+                .product(name: "IndexingWorkload", package: "ActivityEventLog"),
+                .product(name: "LMDB", package: "ActivityEventLog"),
+            ],
+            path: "Benchmarks/SpaceSearchBench"
+        ),
     ]
 )
