@@ -86,6 +86,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             }
             queue.submit(request) { group in self.commit(group) }
             if let error = request.error { throw error }
+            if let from = receipt!.redactedFrom { removeSnapshots(from: from) }
             snapshotIfDue(appended: receipt!.isRetry ? nil : receipt!.positions)
             return receipt!
         }
@@ -116,6 +117,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
         let value = try body(batch)
         try batch.finish()
+        if let from = batch.redactedFrom { removeSnapshots(from: from) }
         if let key = options.idempotencyKey {
             var bytes = [UInt8](repeating: 0, count: 16)
             let first = batch.firstAppended ?? batch.head + 1
@@ -126,7 +128,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             }
             try databases.idempotency.put(bytes, forKey: key, in: txn)
         }
-        return WriteReceipt(value: value, positions: batch.appended, isRetry: false)
+        var receipt = WriteReceipt(value: value, positions: batch.appended, isRetry: false)
+        receipt.redactedFrom = batch.redactedFrom
+        return receipt
     }
 
     /// Writes a group of requests in one transaction. Alone, a request runs in
@@ -252,7 +256,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             guard view.isWellFormed else {
                 throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: position)
             }
-            return view.event(at: position)
+            return try databases.withRedaction(view.event(at: position), in: txn)
         }
     }
 
@@ -312,7 +316,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             guard view.isWellFormed else {
                 throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
             }
-            if !(try body(view.event(at: p))) || p == end { return }
+            let event = view.isRedacted ? try databases.withRedaction(view.event(at: p), in: txn) : view.event(at: p)
+            if !(try body(event)) || p == end { return }
             expected += 1
             entry = try cursor.nextBytes()
         }

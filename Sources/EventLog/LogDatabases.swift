@@ -7,16 +7,21 @@ import LMDB
 ///   record (so that a truncated log is detected); `checkpoint:NAME` →
 ///   position and version of projection NAME.
 /// - `idempotency`: key → first position and count of the write that used it.
+/// - `redactions`: last position of a redacted range → its first position
+///   and the position of the ``RedactionRecord`` that redacted it (see
+///   `LogBatch+Redaction.swift`).
 struct LogDatabases: Sendable {
-    static let names = ["log", "meta", "idempotency"]
+    static let names = ["log", "meta", "idempotency", "redactions"]
     let log: Database<UInt64, [UInt8]>
     let meta: Database<String, [UInt8]>
     let idempotency: Database<String, [UInt8]>
+    let redactions: Database<UInt64, [UInt8]>
 
     init(openingIn txn: WriteTransaction) throws {
         log = try txn.createDatabase("log")
         meta = try txn.createDatabase("meta")
         idempotency = try txn.createDatabase("idempotency")
+        redactions = try txn.createDatabase("redactions")
     }
 
     /// The last position and its link (zero and the zero link when empty).
