@@ -9,6 +9,8 @@
 //                    verification, snapshots, replay (knows nothing of activities)
 //   TextIndex        tokenizing, folding, postings, queries
 //   ActivityDomain   NSUserActivity and Core Spotlight on the log
+//   LogShipping      the log shipped to PostgreSQL: shipper, follower, restore
+//                    (EventLog plus PostgresNIO; knows nothing of activities)
 //   eventlog         the command-line tool
 import PackageDescription
 
@@ -26,6 +28,7 @@ let package = Package(
         .library(name: "EventLog", targets: ["EventLog"]),
         .library(name: "TextIndex", targets: ["TextIndex"]),
         .library(name: "ActivityDomain", targets: ["ActivityDomain"]),
+        .library(name: "LogShipping", targets: ["LogShipping"]),
         .executable(name: "eventlog", targets: ["eventlog"]),
         // For Benchmarks/ (its own package): the synthetic engine workload.
         .library(name: "SyntheticWorkload", targets: ["SyntheticWorkload"]),
@@ -36,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -78,6 +82,17 @@ let package = Package(
             exclude: ["Schema"],
             swiftSettings: strict
         ),
+        // The log shipped to PostgreSQL (Docs/Scaling.md): a shipper, a
+        // follower and a restore, for the CLI and for services that embed it.
+        .target(
+            name: "LogShipping",
+            dependencies: [
+                "EventLog",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // The indexing workload of `eventlog bench` and Benchmarks/: corpus
         // reading, a multilingual item generator, a measured run.
         .target(
@@ -91,6 +106,7 @@ let package = Package(
                 "ActivityDomain",
                 "IndexingWorkload",
                 "EventLog",
+                "LogShipping",
                 "TextIndex",
                 "LMDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -116,10 +132,27 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Fuzz targets over the product's inputs (operations, queries, records,
+        // snapshots, payloads), callable from libFuzzer (`eventlog-fuzz`, built
+        // by Scripts/fuzz.sh with -sanitize=fuzzer) and from the tests, which
+        // replay the committed corpora.
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "ActivityDomain", "EventLog", "TextIndex", "LMDB",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "eventlog-fuzz", dependencies: ["FuzzTargets"], swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "CLMDB"], swiftSettings: strict),
         .testTarget(
             name: "EventLogTests",
-            dependencies: ["EventLog", "LMDB", "CLMDB", "SyntheticWorkload", "SyntheticAppender"],
+            dependencies: [
+                "EventLog", "LMDB", "CLMDB", "SyntheticWorkload", "SyntheticAppender",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
@@ -131,8 +164,15 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "FuzzCorpusTests",
+            dependencies: ["FuzzTargets"],
+            exclude: ["Corpus", "Regressions"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "EventLogCLITests",
             dependencies: ["eventlog"],
+            exclude: ["FaultShim"],
             swiftSettings: strict
         ),
     ],

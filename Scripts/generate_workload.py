@@ -23,6 +23,7 @@ def activities(n, seed):
     users = [f"user{u}" for u in range(300)]
     devices = {u: [f"{u}-{k}" for k in ("phone", "watch", "mac")[: rng.randint(1, 3)]] for u in users}
     live = []          # activities that are not invalidated
+    owner = {}         # activity id → its user: every later operation acts in that user's space
     events, serial = 0, 0
     words = "latte oat mocha espresso order pickup receipt menu cafe table card coffee tea cold brew".split()
     while events < n:
@@ -38,19 +39,24 @@ def activities(n, seed):
                   "eligibleForSearch": rng.random() < 0.5, "keywords": rng.sample(words, 2), "at": iso(t)}
             if rng.random() < 0.6:
                 op["persistentIdentifier"] = f"order-{serial}"
-            live.append(a); events += 1
+            live.append(a); owner[a] = user; events += 1
             yield op
         elif r < 0.65:
-            yield {"op": "becomeCurrent", "activity": rng.choice(live), "at": iso(t)}; events += 2
+            a = rng.choice(live)
+            yield {"op": "becomeCurrent", "activity": a, "user": owner[a], "at": iso(t)}; events += 2
         elif r < 0.80:
-            yield {"op": "addUserInfoEntries", "activity": rng.choice(live), "entries": {"step": rng.randint(1, 9)}, "at": iso(t)}; events += 1
+            a = rng.choice(live)
+            yield {"op": "addUserInfoEntries", "activity": a, "user": owner[a], "entries": {"step": rng.randint(1, 9)}, "at": iso(t)}; events += 1
         elif r < 0.90:
-            yield {"op": "resignCurrent", "activity": rng.choice(live), "at": iso(t)}; events += 1
+            a = rng.choice(live)
+            yield {"op": "resignCurrent", "activity": a, "user": owner[a], "at": iso(t)}; events += 1
         elif r < 0.98:
             a = live.pop(rng.randrange(len(live)))
-            yield {"op": "invalidate", "activity": a, "at": iso(t)}; events += 1
+            yield {"op": "invalidate", "activity": a, "user": owner[a], "at": iso(t)}; events += 1
         else:
-            yield {"op": "deleteSavedUserActivities", "persistentIdentifiers": [f"order-{rng.randint(1, serial)}"], "at": iso(t)}; events += 1
+            k = rng.randint(1, serial)
+            yield {"op": "deleteSavedUserActivities", "user": owner.get(f"a{k}", rng.choice(users)),
+                   "persistentIdentifiers": [f"order-{k}"], "at": iso(t)}; events += 1
 
 def corpus(path, batch):
     t = datetime(2026, 11, 1, tzinfo=timezone.utc)

@@ -3,7 +3,8 @@
 # Debian/Ubuntu, as root (or with sudo on the PATH). The Swift toolchain (6.1 or
 # later) must already be installed.
 set -euo pipefail
-packages=(pkg-config liblmdb-dev libicu-dev python3-lmdb gzip)
+# postgresql: the server the shipping tests run against (Scripts/with-postgres.sh).
+packages=(pkg-config liblmdb-dev libicu-dev python3-lmdb gzip postgresql)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

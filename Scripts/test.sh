@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds everything with the
 # tests, fails on any compiler warning in this package's own code, runs the
-# whole suite. Extra arguments go to `swift test` (e.g. --filter LMDBTests).
+# whole suite beside a private PostgreSQL cluster (Scripts/with-postgres.sh).
+# Extra arguments go to `swift test` (e.g. --filter LMDBTests).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -13,4 +14,5 @@ if grep -E "^($root/)?(Sources|Tests)/[^:]+:[0-9]+:[0-9]+: warning:" "$log"; the
   echo "error: the build has warnings in this package's own code (above)" >&2
   exit 1
 fi
-swift test --skip-build "$@"
+# The shipping tests need a PostgreSQL server: a private one, stopped at the end.
+bash Scripts/with-postgres.sh swift test --skip-build "$@"

@@ -4,11 +4,12 @@
 Usage: verify_log.py STORE_DIR [--dump N]
 
 Needs the `lmdb` package (Debian: python3-lmdb; PyPI: lmdb). Follows
-Docs/LogFormat.md: walks database `log` from position 1 and checks each
-record's length fields, CRC-32C, payload digest (unless redacted) and hash
-chain link, then that the head recorded in `meta` matches. Prints the number
-of records and the last link, or the first bad position, and exits 1 on a
-problem. Payloads are Protocol Buffers; decode them with the schemas in
+Docs/LogFormat.md ("Verifying"): checks `meta`'s format, walks database
+`log` from position 1 and checks each record's length fields, CRC-32C,
+payload digest (unless redacted) and hash chain link, then that the head
+recorded in `meta` matches and that no checkpoint is past it. Prints the
+number of records and the last link, or the first bad position, and exits 1
+on a problem. Payloads are Protocol Buffers; decode them with the schemas in
 Sources/ActivityDomain/Schema (protoc --decode_raw works without them).
 """
 import hashlib, struct, sys
@@ -23,23 +24,43 @@ def crc32c(data: bytes) -> int:
     return crc ^ 0xFFFFFFFF
 
 def records(path):
+    """The format, each (position, record), then ("head", meta's head and checkpoints)."""
     env = lmdb.open(path, readonly=True, lock=False, max_dbs=128, subdir=True)
     log = env.open_db(b"log", create=False)
     meta = env.open_db(b"meta", create=False)
     with env.begin() as txn:
-        head = txn.get(b"head", db=meta)
+        yield "format", txn.get(b"format", db=meta)
         for key, value in txn.cursor(db=log):
             yield struct.unpack(">Q", key)[0], bytes(value)
-    yield "head", head
+        checkpoints = {bytes(k)[11:].decode(): bytes(v) for k, v in txn.cursor(db=meta) if bytes(k).startswith(b"checkpoint:")}
+        yield "head", (txn.get(b"head", db=meta), checkpoints)
 
 def main():
     path = sys.argv[1]
     dump = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--dump" else 0
     link, expected, count = bytes(32), 1, 0
     for position, value in records(path):
+        if position == "format":
+            if value is not None and (len(value) != 4 or struct.unpack(">I", value)[0] != 1):
+                print(f"incompatibleFormat: meta format is {bytes(value).hex()}, this reader reads format 1 (00000001)")
+                return 1
+            continue
         if position == "head":
-            if value is not None and (struct.unpack(">Q", value[:8])[0] != expected - 1 or value[8:] != link):
-                return fail(expected, "truncated", "the recorded head does not match the log's end")
+            head, checkpoints = value
+            end = expected - 1
+            if head is None and end > 0:
+                return fail(1, "truncated", "the store's recorded head is missing")
+            if head is not None and len(head) != 40:
+                print(f"corrupt: meta head is {len(head)} bytes, not 40")
+                return 1
+            if head is not None and (struct.unpack(">Q", head[:8])[0] != end or head[8:] != link):
+                return fail(min(struct.unpack(">Q", head[:8])[0], end) + 1, "truncated", "the recorded head does not match the log's end")
+            for name, checkpoint in sorted(checkpoints.items()):
+                if len(checkpoint) != 12:
+                    print(f"corrupt: meta checkpoint:{name} is {len(checkpoint)} bytes, not 12")
+                    return 1
+                if struct.unpack(">Q", checkpoint[:8])[0] > end:
+                    return fail(end + 1, "checkpointAhead", f"projection {name} claims a position past the head {end}")
             break
         if position != expected:
             return fail(expected, "gap", f"next record is at {position}")

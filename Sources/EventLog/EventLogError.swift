@@ -2,8 +2,9 @@
 /// the operation, what was wrong, and where in the log when it applies.
 ///
 /// ```swift
-/// do { try store.append(events, expectedHead: 41) }
-/// catch let error as EventLogError where error.code == .headMismatch { reload and retry }
+/// do { try store.append(events, WriteOptions(expectedHead: 41)) }
+/// catch let error as EventLogError where error.code == .headMismatch { /* reload and retry */ }
+/// catch let error as EventLogError where error.code == .corrupt { print(error.position ?? 0, error.key ?? "") }
 /// ```
 public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable {
     public enum Code: String, Sendable {
@@ -19,6 +20,13 @@ public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable
         case corrupt
         /// A snapshot cannot be used.
         case snapshot
+        /// A record from elsewhere (a follower's stream) does not continue
+        /// this log: another position, or a link that does not follow.
+        case diverged
+        /// A read of a store opened read-only found views that lag the log
+        /// or were built by another projection version (``ViewStatus``);
+        /// `replay` (``EventStore/rebuild(full:progress:)``) rebuilds them.
+        case viewsStale
     }
 
     public var code: Code
@@ -28,12 +36,22 @@ public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable
     public var message: String
     /// The log position concerned, if any.
     public var position: Position?
+    /// The key of the engine's record concerned, if any (`meta`'s
+    /// `checkpoint:search`, an idempotency key).
+    public var key: String?
 
-    public init(_ code: Code, operation: String, _ message: String, position: Position? = nil) {
+    public init(_ code: Code, operation: String, _ message: String, position: Position? = nil, key: String? = nil) {
         self.code = code
         self.operation = operation
         self.message = message
         self.position = position
+        self.key = key
+    }
+
+    /// A record of the engine's own (`meta`, `idempotency`) that does not
+    /// decode: the store is corrupt, and the error names the key.
+    public static func corrupt(key: String, database: String, operation: String, _ problem: String) -> EventLogError {
+        EventLogError(.corrupt, operation: operation, "the \(database) record \"\(key)\" is damaged: \(problem)", key: key)
     }
 
     public var description: String {

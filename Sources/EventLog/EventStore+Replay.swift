@@ -30,10 +30,9 @@ extension EventStore {
                         try live.removeAll(in: txn)
                         let source: Database<[UInt8], [UInt8]> = try rebuilt.openDatabase(name)
                         let cursor = try source.cursor(in: rebuilt)
-                        let raw = live.reinterpreted(as: RawBytes.self, RawBytes.self)
                         var entry = try cursor.firstBytes()
                         while let (key, value) = entry {
-                            try raw.put(RawBytes(value), forKey: RawBytes(key), flags: .append, in: txn)
+                            try live.putBytes(value, forKey: key, flags: .append, in: txn)
                             entry = try cursor.nextBytes()
                         }
                     }
@@ -67,7 +66,7 @@ extension EventStore {
         let start = try head()
         let (builder, scratch, used, damaged) = try buildScratch(through: start, full: full, progress: progress)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        return try read { live in
+        return try environment.read { live in
             // Writers may have moved on: bring the rebuilt views to the same position.
             let head = try databases.head(in: live).position
             while builder.position < head {
@@ -103,19 +102,15 @@ extension EventStore {
         let builder = try ViewBuilder(source: self, targetPath: path, durability: .durable, progress: progress)
         let target = try builder.target.write { txn in
             let target = try LogDatabases(openingIn: txn)
-            try target.meta.put(withUnsafeBytes(of: Self.formatVersion.bigEndian) { [UInt8]($0) }, forKey: "format", in: txn)
+            try target.setFormat(.current, in: txn)
             return target
         }
         try copyLog(through: position, into: builder.target, databases: target, progress: progress)
-        var used: Position?
-        var damaged: [Position] = []
-        if !full, let snapshot = try newestUsableSnapshot(atOrBefore: position) {
-            if try builder.load(snapshot) { used = snapshot.position } else { damaged.append(snapshot.position) }
-        }
-        try builder.apply(through: position)
+        let candidates = full ? [] : try newestUsableSnapshot(atOrBefore: position).map { [$0] } ?? []
+        let (used, damaged) = try builder.build(through: position, from: candidates)
         try builder.target.write { txn in
             let last = try target.head(in: txn)
-            try target.setRecordedHead(last.position, link: last.link, in: txn)
+            try target.setRecordedHead(last, in: txn)
             try target.setCheckpoints(of: builder.views.all, to: builder.position, in: txn)
         }
         return ReplayReport(snapshot: used, damagedSnapshots: damaged, position: position,
@@ -132,19 +127,12 @@ extension EventStore {
         let scratch = (environment.path as NSString).appendingPathComponent("replay-scratch-\(getpid())-\(UUID().uuidString)")
         do {
             let builder = try ViewBuilder(source: self, targetPath: scratch, durability: .noSync, progress: progress)
-            var used: Position?
-            var damaged: [Position] = []
+            var candidates: [SnapshotInfo] = []
             if !full {
                 let wanted = Set(views.all.map { SnapshotInfo.ProjectionStamp(name: $0.name, version: $0.version) })
-                for snapshot in try snapshots().reversed() where snapshot.position <= end && Set(snapshot.projections) == wanted {
-                    if try builder.load(snapshot) {
-                        used = snapshot.position
-                        break
-                    }
-                    damaged.append(snapshot.position)
-                }
+                candidates = try snapshots().reversed().filter { $0.position <= end && Set($0.projections) == wanted }
             }
-            try builder.apply(through: end)
+            let (used, damaged) = try builder.build(through: end, from: candidates)
             return (builder, scratch, used, damaged)
         } catch {
             try? FileManager.default.removeItem(atPath: scratch)
@@ -168,18 +156,17 @@ extension EventStore {
                          progress: ((ReplayProgress) -> Void)?) throws {
         var next: Position = 1
         let started = DispatchTime.now().uptimeNanoseconds
-        let log = targetDatabases.log.reinterpreted(as: RawBytes.self, RawBytes.self)
         while next <= end {
             // The closure may run again after the map grows: it reads from
             // `start`, and `next` moves only once the transaction committed.
             let start = next
             next = try target.write { txn in
-                try read { live in
+                try environment.read { live in
                     let cursor = try databases.log.cursor(in: live)
                     var position = start
                     var entry = try start.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
                     while let (key, value) = entry, position - start < 20_000, position <= end {
-                        try log.put(RawBytes(value), forKey: RawBytes(key), flags: .append, in: txn)
+                        try targetDatabases.log.putBytes(value, forKey: key, flags: .append, in: txn)
                         position += 1
                         entry = try cursor.nextBytes()
                     }

@@ -15,7 +15,7 @@ extension EventStore {
     public func createSnapshot() throws -> SnapshotInfo {
         try FileManager.default.createDirectory(atPath: snapshotDirectory, withIntermediateDirectories: true)
         let projections = views.all
-        return try read { txn in
+        return try environment.read { txn in
             let head = try databases.head(in: txn).position
             for projection in projections {
                 let checkpoint = try databases.checkpoint(of: projection.name, in: txn)

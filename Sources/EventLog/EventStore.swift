@@ -29,39 +29,73 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     let databases: LogDatabases
     let queue: WriteQueue
     let snapshotInProgress = SingleFlight()
+    /// Wakes subscriptions when a write of this store commits.
+    let commits = CommitSignal()
 
     /// The format of records and metadata this version writes and reads.
-    public static var formatVersion: UInt32 { 1 }
+    public static var formatVersion: UInt32 { StoreFormat.current.version }
 
     /// Opens the store in directory `path`, creating it unless
     /// ``StoreOptions/createIfMissing`` is false, and brings every projection
     /// up to the head of the log (rebuilding one whose version changed).
+    ///
+    /// With ``StoreOptions/readOnly`` it writes nothing and waits for no
+    /// writer: no catch-up, no rebuild, read transactions only (see
+    /// ``StoreOptions/readOnly``); a read then reports views that lag the
+    /// log (``viewStatus()``) instead of answering from them as current.
     public init(path: String, options: StoreOptions = StoreOptions()) throws {
         let dataFile = URL(fileURLWithPath: path).appendingPathComponent("data.mdb").path
-        if !options.createIfMissing && !FileManager.default.fileExists(atPath: dataFile) {
+        if (options.readOnly || !options.createIfMissing) && !FileManager.default.fileExists(atPath: dataFile) {
             throw EventLogError(.storeMissing, operation: "open", "no store at \(path) (no data.mdb there)")
         }
         environment = try Environment(path: path, options: options.environmentOptions)
         self.options = options
         queue = WriteQueue(maxGroup: options.maxGroupCommit)
+        if options.readOnly {
+            (databases, views) = try Self.openForReading(environment, path: path)
+            return
+        }
         (databases, views) = try environment.write { txn in
             let databases = try LogDatabases(openingIn: txn)
-            try Self.checkFormat(databases, in: txn, path: path)
+            if try Self.checkFormat(databases, in: txn, path: path) == nil {
+                try databases.setFormat(.current, in: txn)
+            }
             return (databases, try Views(openingIn: txn))
         }
         try catchUp()
     }
 
-    private static func checkFormat(_ databases: LogDatabases, in txn: WriteTransaction, path: String) throws {
-        if let stored = try databases.meta.get("format", in: txn) {
-            let format = stored.count == 4 ? stored.withUnsafeBytes { UInt32(bigEndian: $0.loadUnaligned(as: UInt32.self)) } : 0
-            guard format == formatVersion else {
-                throw EventLogError(.incompatibleFormat, operation: "open",
-                                    "the store at \(path) has format \(format); this version reads format \(formatVersion)")
+    /// Opens the engine's and the projections' databases in a read
+    /// transaction (``Environment/openDatabases(_:)``): nothing is created.
+    private static func openForReading(_ environment: Environment, path: String) throws -> (LogDatabases, Views) {
+        try environment.openDatabases { txn in
+            let databases: LogDatabases
+            do {
+                databases = try LogDatabases(openingIn: txn)
+            } catch LMDBError.notFound {
+                throw EventLogError(.storeMissing, operation: "open", "\(path) holds an LMDB environment without an event log")
             }
-        } else {
-            try databases.meta.put(withUnsafeBytes(of: formatVersion.bigEndian) { [UInt8]($0) }, forKey: "format", in: txn)
+            _ = try checkFormat(databases, in: txn, path: path)
+            do {
+                return (databases, try Views(openingIn: txn))
+            } catch let error as LMDBError where error == .notFound {
+                throw EventLogError(.viewsStale, operation: "open",
+                                    "the store has no database that these projections open (\(error.call)): its views were built by other projections; "
+                                        + "`replay` with this version rebuilds them (the log itself can be read with a build that matches)")
+            }
         }
+    }
+
+    /// The stored format, after checking that this version reads it; nil in
+    /// a store that has none yet.
+    @discardableResult
+    private static func checkFormat(_ databases: LogDatabases, in txn: ReadTransaction, path: String) throws -> StoreFormat? {
+        guard let stored = try databases.format(in: txn) else { return nil }
+        guard stored == .current else {
+            throw EventLogError(.incompatibleFormat, operation: "open",
+                                "the store at \(path) has format \(stored.version); this version reads format \(StoreFormat.current.version)")
+        }
+        return stored
     }
 
     // MARK: Writing
@@ -72,6 +106,10 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// only through `batch`. When it throws, nothing it did is written.
     @discardableResult
     public func write<R>(_ options: WriteOptions = WriteOptions(), _ body: (LogBatch) throws -> R) throws -> WriteReceipt<R> {
+        guard !self.options.readOnly else {
+            throw EventLogError(.invalidArgument, operation: "append",
+                                "the store at \(environment.path) was opened read-only (StoreOptions.readOnly); open it for writing to append")
+        }
         if let key = options.idempotencyKey {
             let length = key.utf8.count
             guard length > 0, length <= 256 else {
@@ -86,6 +124,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             }
             queue.submit(request) { group in self.commit(group) }
             if let error = request.error { throw error }
+            if receipt!.positions != nil && !receipt!.isRetry { commits.signal() }
             if let from = receipt!.redactedFrom { removeSnapshots(from: from) }
             snapshotIfDue(appended: receipt!.isRetry ? nil : receipt!.positions)
             return receipt!
@@ -103,11 +142,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// One request inside the group's transaction.
     private func perform<R>(_ options: WriteOptions, _ body: (LogBatch) throws -> R,
                             in txn: WriteTransaction) throws -> WriteReceipt<R> {
-        if let key = options.idempotencyKey,
-           let earlier = try databases.idempotency.get(key, in: txn), earlier.count == 16 {
-            let first = earlier.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
-            let count = earlier.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
-            return WriteReceipt(value: nil, positions: count == 0 ? nil : first...(first + count - 1), isRetry: true)
+        if let key = options.idempotencyKey, let earlier = try databases.idempotencyEntry(key, in: txn) {
+            return WriteReceipt(value: nil, positions: earlier.positions, isRetry: true)
         }
         let batch = try LogBatch(transaction: txn, databases: databases, projections: views.all, clock: self.options.clock)
         if let expected = options.expectedHead, expected != batch.head {
@@ -119,14 +155,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         try batch.finish()
         if let from = batch.redactedFrom { removeSnapshots(from: from) }
         if let key = options.idempotencyKey {
-            var bytes = [UInt8](repeating: 0, count: 16)
-            let first = batch.firstAppended ?? batch.head + 1
-            let count = batch.appended.map { UInt64($0.count) } ?? 0
-            bytes.withUnsafeMutableBytes {
-                $0.storeBytes(of: first.bigEndian, as: UInt64.self)
-                $0.storeBytes(of: count.bigEndian, toByteOffset: 8, as: UInt64.self)
-            }
-            try databases.idempotency.put(bytes, forKey: key, in: txn)
+            let entry = IdempotencyEntry(first: batch.firstAppended ?? batch.head + 1,
+                                         count: batch.appended.map { UInt64($0.count) } ?? 0)
+            try databases.idempotency.put(entry, forKey: key, in: txn)
         }
         var receipt = WriteReceipt(value: value, positions: batch.appended, isRetry: false)
         receipt.redactedFrom = batch.redactedFrom
@@ -149,7 +180,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
                         do {
                             try txn.nested { try request.perform($0) }
                         } catch let error as LMDBError where error == .mapFull {
-                            throw error
+                            throw error   // the whole group runs again in a grown map
                         } catch {
                             request.error = error
                         }
@@ -157,7 +188,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
                 }
                 let after = try databases.head(in: txn)
                 if after.position != before.position {
-                    try databases.setRecordedHead(after.position, link: after.link, in: txn)
+                    try databases.setRecordedHead(after, in: txn)
                     try databases.setCheckpoints(of: views.all, to: after.position, in: txn)
                 }
             }
@@ -230,13 +261,24 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
 
     /// Runs `body` in a read transaction: a consistent view of the log and
     /// every projection as of one commit.
+    ///
+    /// In a store opened with ``StoreOptions/readOnly``, the views are
+    /// checked first, in the same transaction: views built by another
+    /// projection version throw ``EventLogError/Code/viewsStale``, and so do
+    /// views that lag the log unless ``StoreOptions/servesLaggingViews``.
+    /// (A store opened for writing caught its views up on open.) The log
+    /// alone (``head()``, ``events(from:limit:)``, ``verify(payloadCheck:progress:)``)
+    /// is always read.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
-        try environment.read(body)
+        try environment.read { txn in
+            if options.readOnly { try checkViews(in: txn) }
+            return try body(txn)
+        }
     }
 
     /// The last position in the log; 0 when it is empty.
     public func head() throws -> Position {
-        try read { try databases.head(in: $0).position }
+        try environment.read { try databases.head(in: $0).position }
     }
 
     /// The last position in the log as `txn` sees it.
@@ -246,7 +288,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
 
     /// The event at `position`, or nil past the head.
     public func event(at position: Position) throws -> RecordedEvent? {
-        try read { txn in try event(at: position, in: txn) }
+        try environment.read { txn in try event(at: position, in: txn) }
     }
 
     /// The event at `position` as `txn` sees the log.
@@ -283,7 +325,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         var keepGoing = true
         while keepGoing && last < end {
             let before = last
-            try read { txn in
+            try environment.read { txn in
                 var count = 0
                 try forEachRecord(after: before, through: end, in: txn) { event in
                     last = event.position
@@ -328,6 +370,6 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
 
     /// The checkpoint of projection `name`.
     public func checkpoint(of name: String) throws -> Checkpoint? {
-        try read { try databases.checkpoint(of: name, in: $0) }
+        try environment.read { try databases.checkpoint(of: name, in: $0) }
     }
 }

@@ -33,7 +33,8 @@ public final class LogBatch {
         self.transaction = transaction
         self.databases = databases
         self.clock = clock
-        (head, link) = try databases.head(in: transaction)
+        let recorded = try databases.head(in: transaction)
+        (head, link) = (recorded.position, recorded.link)
         writers = try projections.map { try $0.makeWriter(in: transaction) }
     }
 
@@ -76,6 +77,35 @@ public final class LogBatch {
             payload: event.payload, isRedacted: false)
         for writer in writers { try writer.apply(recorded) }
         return recorded
+    }
+
+    /// Appends a record exactly as another store encoded it (a follower, a
+    /// restore): the bytes are stored unchanged and the event is applied to
+    /// every projection, as ``append(_:)`` does. The record must be the next
+    /// position and its link must follow the head's: else nothing of the
+    /// write is kept and the error names the position.
+    public func append(record: LogRecord) throws {
+        guard record.position == head + 1 else {
+            throw EventLogError(.diverged, operation: "append record",
+                                "record \(record.position) does not follow this log's head \(head); allowed: position \(head + 1)",
+                                position: record.position)
+        }
+        try record.validate()
+        guard record.link(after: link) == record.link else {
+            throw EventLogError(.diverged, operation: "append record",
+                                "the link of record \(record.position) does not follow this log's record \(head): the histories differ",
+                                position: record.position)
+        }
+        try record.bytes.withUnsafeBytes { bytes in
+            try databases.log.put(reserving: bytes.count, forKey: record.position, flags: .append, in: transaction) { out in
+                out.copyMemory(from: bytes)
+            }
+        }
+        head = record.position
+        link = record.link
+        if firstAppended == nil { firstAppended = record.position }
+        let event = record.event
+        for writer in writers { try writer.apply(event) }
     }
 
     /// Lets every projection write what it held back; called once, before commit.

@@ -3,10 +3,13 @@ import LMDB
 /// The engine's own named databases, beside the projections' ones.
 ///
 /// - `log`: position (8 bytes big-endian) → record (see ``RecordLayout``).
-/// - `meta`: `format` → 4 bytes; `head` → position and link of the last
-///   record (so that a truncated log is detected); `checkpoint:NAME` →
-///   position and version of projection NAME.
-/// - `idempotency`: key → first position and count of the write that used it.
+/// - `meta`: `format` → ``StoreFormat``; `head` → ``RecordedHead`` (so that a
+///   truncated log is detected); `checkpoint:NAME` → ``Checkpoint`` of
+///   projection NAME.
+/// - `idempotency`: key → ``IdempotencyEntry``.
+///
+/// A meta value of the wrong length is a corrupt store, reported with its
+/// key, never read as absent.
 /// - `redactions`: last position of a redacted range → its first position
 ///   and the position of the ``RedactionRecord`` that redacted it (see
 ///   `LogBatch+Redaction.swift`).
@@ -14,7 +17,7 @@ struct LogDatabases: Sendable {
     static let names = ["log", "meta", "idempotency", "redactions"]
     let log: Database<UInt64, [UInt8]>
     let meta: Database<String, [UInt8]>
-    let idempotency: Database<String, [UInt8]>
+    let idempotency: Database<String, IdempotencyEntry>
     let redactions: Database<UInt64, [UInt8]>
 
     init(openingIn txn: WriteTransaction) throws {
@@ -24,34 +27,45 @@ struct LogDatabases: Sendable {
         redactions = try txn.createDatabase("redactions")
     }
 
+    private var formats: Database<String, StoreFormat> { meta.reinterpreted() }
+    private var heads: Database<String, RecordedHead> { meta.reinterpreted() }
+    private var checkpoints: Database<String, Checkpoint> { meta.reinterpreted() }
+
+    /// `db.get(key)`, with a value that does not decode reported as a corrupt store naming `key`.
+    private func value<V>(_ db: Database<String, V>, _ key: String, in txn: ReadTransaction) throws -> V? {
+        do {
+            return try db.get(key, in: txn)
+        } catch let error as LMDBDecodingError {
+            throw EventLogError.corrupt(key: key, database: db.name ?? "main", operation: "read", error.description)
+        }
+    }
+
     /// The last position and its link (zero and the zero link when empty).
-    func head(in txn: ReadTransaction) throws -> (position: Position, link: ChainLink) {
+    func head(in txn: ReadTransaction) throws -> RecordedHead {
         let cursor = try log.cursor(in: txn)
-        guard let last = try cursor.lastBytes() else { return (0, .zero) }
+        guard let last = try cursor.lastBytes() else { return RecordedHead(position: 0, link: .zero) }
         let position = try UInt64.decode(lmdbBytes: last.key)
         let view = RecordLayout.View(bytes: last.value)
         guard view.bytes.count >= RecordLayout.headerSize else {
             throw EventLogError(.corrupt, operation: "read head", "the last record is \(view.bytes.count) bytes, shorter than a header", position: position)
         }
-        return (position, view.link)
+        return RecordedHead(position: position, link: view.link)
+    }
+
+    func format(in txn: ReadTransaction) throws -> StoreFormat? {
+        try value(formats, "format", in: txn)
+    }
+
+    func setFormat(_ format: StoreFormat, in txn: WriteTransaction) throws {
+        try formats.put(format, forKey: "format", in: txn)
     }
 
     func checkpoint(of name: String, in txn: ReadTransaction) throws -> Checkpoint? {
-        try meta.withValue(forKey: "checkpoint:" + name, in: txn) { bytes in
-            guard bytes.count == 12 else { return nil }
-            return Checkpoint(
-                position: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-                version: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
-        } ?? nil
+        try value(checkpoints, "checkpoint:" + name, in: txn)
     }
 
     func setCheckpoint(_ checkpoint: Checkpoint, of name: String, in txn: WriteTransaction) throws {
-        var bytes = [UInt8](repeating: 0, count: 12)
-        bytes.withUnsafeMutableBytes {
-            $0.storeBytes(of: checkpoint.position.bigEndian, as: UInt64.self)
-            $0.storeBytes(of: checkpoint.version.bigEndian, toByteOffset: 8, as: UInt32.self)
-        }
-        try meta.put(bytes, forKey: "checkpoint:" + name, in: txn)
+        try checkpoints.put(checkpoint, forKey: "checkpoint:" + name, in: txn)
     }
 
     /// Moves the checkpoint of each of `projections` to `position`, stamped
@@ -62,28 +76,17 @@ struct LogDatabases: Sendable {
         }
     }
 
-    func recordedHead(in txn: ReadTransaction) throws -> (position: Position, link: ChainLink)? {
-        try meta.withValue(forKey: "head", in: txn) { bytes in
-            guard bytes.count == 40 else { return nil }
-            return (UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-                    ChainLink(bytes: UnsafeRawBufferPointer(rebasing: bytes[8..<40])))
-        } ?? nil
+    /// The head the last appending commit recorded; nil in a store that never appended.
+    func recordedHead(in txn: ReadTransaction) throws -> RecordedHead? {
+        try value(heads, "head", in: txn)
     }
 
-    func setRecordedHead(_ position: Position, link: ChainLink, in txn: WriteTransaction) throws {
-        var bytes = [UInt8](repeating: 0, count: 8)
-        bytes.withUnsafeMutableBytes { $0.storeBytes(of: position.bigEndian, as: UInt64.self) }
-        try meta.put(bytes + link.bytes, forKey: "head", in: txn)
+    func setRecordedHead(_ head: RecordedHead, in txn: WriteTransaction) throws {
+        try heads.put(head, forKey: "head", in: txn)
     }
-}
 
-/// The last position a projection applied, and the version that applied it.
-public struct Checkpoint: Sendable, Equatable {
-    public var position: Position
-    public var version: UInt32
-
-    public init(position: Position, version: UInt32) {
-        self.position = position
-        self.version = version
+    /// The write an idempotency key names, if any.
+    func idempotencyEntry(_ key: String, in txn: ReadTransaction) throws -> IdempotencyEntry? {
+        try value(idempotency, key, in: txn)
     }
 }

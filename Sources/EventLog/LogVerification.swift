@@ -12,8 +12,10 @@ public struct LogVerification: Sendable, Equatable {
     public var head: Position
     /// The first thing wrong, or nil when the log is sound.
     public var firstProblem: LogProblem?
-    /// The link of the last record checked: write it down somewhere else,
-    /// and a later verification proves the history up to it was not rewritten.
+    /// The link of the last record that passed every check (the one before
+    /// the first bad position, whatever the problem; the zero link when that
+    /// is position 1): write it down somewhere else, and a later verification
+    /// proves the history up to it was not rewritten.
     public var lastLink: ChainLink
 
     public var isValid: Bool { firstProblem == nil }
@@ -81,22 +83,24 @@ extension EventStore {
     /// ```
     public func verify(payloadCheck: ((RecordedEvent) throws -> Void)? = nil,
                        progress: ((WalkProgress) -> Void)? = nil) throws -> LogVerification {
-        let (end, recorded) = try read { txn in
-            (try databases.head(in: txn), try databases.recordedHead(in: txn))
+        // The last position only: its record is checked by the walk, and a
+        // damaged one is a problem to report there, not an error.
+        let (end, recorded) = try environment.read { txn in
+            (try lastPosition(in: txn), try databases.recordedHead(in: txn))
         }
-        var report = LogVerification(recordsChecked: 0, bytesChecked: 0, head: end.position, firstProblem: nil, lastLink: .zero)
+        var report = LogVerification(recordsChecked: 0, bytesChecked: 0, head: end, firstProblem: nil, lastLink: .zero)
         var link = ChainLink.zero
         var audit = RedactionAudit()
         var next: Position = 1
         let chunk = 8192
-        walk: while next <= end.position {
-            let problem: LogProblem? = try read { txn in
+        walk: while next <= end {
+            let problem: LogProblem? = try environment.read { txn in
                 let cursor = try databases.log.cursor(in: txn)
                 var entry = try next.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
                 var count = 0
                 while let (key, value) = entry, count < chunk {
                     let position = (try? UInt64.decode(lmdbBytes: key)) ?? 0
-                    if position > end.position && next > end.position { return nil }
+                    if position > end && next > end { return nil }
                     if position != next {
                         return LogProblem(position: next, kind: .gap,
                                           detail: "expected position \(next), the next record is at \(position)")
@@ -112,7 +116,7 @@ extension EventStore {
                     count += 1
                     entry = try cursor.nextBytes()
                 }
-                if entry == nil && next <= end.position {
+                if entry == nil && next <= end {
                     return LogProblem(position: next, kind: .gap, detail: "the log ends at \(next - 1)")
                 }
                 return nil
@@ -122,13 +126,13 @@ extension EventStore {
                 report.firstProblem = problem
                 break walk
             }
-            progress?(WalkProgress(position: next - 1, end: end.position, bytes: report.bytesChecked))
+            progress?(WalkProgress(position: next - 1, end: end, bytes: report.bytesChecked))
         }
         if report.firstProblem == nil {
             report.firstProblem = audit.firstUnauthorized()
         }
         if report.firstProblem == nil {
-            report.firstProblem = try checkHead(end: end, recorded: recorded)
+            report.firstProblem = try checkHead(end: RecordedHead(position: end, link: link), recorded: recorded)
         }
         return report
     }
@@ -158,17 +162,19 @@ extension EventStore {
             return LogProblem(position: position, kind: .chainBreak,
                               detail: "the record's link does not follow from position \(position - 1)'s: the record was altered, moved or its predecessor replaced")
         }
-        previousLink = link
         if let payloadCheck, !view.isRedacted, !view.type.elementsEqual(RedactionRecord.type.utf8) {
             let event = view.event(at: position)
             do { try payloadCheck(event) } catch {
                 return LogProblem(position: position, kind: .undecodablePayload, detail: "\(event.type) v\(event.schemaVersion): \(error)")
             }
         }
+        // Only a record that passed every check moves the last link: whatever the problem,
+        // lastLink is the link of the record before the first bad position.
+        previousLink = link
         return nil
     }
 
-    private func checkHead(end: (position: Position, link: ChainLink), recorded: (position: Position, link: ChainLink)?) throws -> LogProblem? {
+    private func checkHead(end: RecordedHead, recorded: RecordedHead?) throws -> LogProblem? {
         if let recorded, recorded.position != end.position || recorded.link != end.link {
             return LogProblem(position: min(recorded.position, end.position) + 1, kind: .truncated,
                               detail: "the store recorded its head at \(recorded.position); the log ends at \(end.position)")
@@ -177,8 +183,8 @@ extension EventStore {
             return LogProblem(position: 1, kind: .truncated, detail: "the store's recorded head is missing")
         }
         // Checkpoints and head from one transaction: writers may have moved both since the walk began.
-        return try read { txn in
-            let head = try databases.head(in: txn).position
+        return try environment.read { txn in
+            let head = try lastPosition(in: txn)
             for projection in views.all {
                 if let checkpoint = try databases.checkpoint(of: projection.name, in: txn), checkpoint.position > head {
                     return LogProblem(position: head + 1, kind: .checkpointAhead,
@@ -187,6 +193,11 @@ extension EventStore {
             }
             return nil
         }
+    }
+
+    /// The log's last position, its record not decoded.
+    private func lastPosition(in txn: ReadTransaction) throws -> Position {
+        try databases.log.cursor(in: txn).lastBytes().map { try UInt64.decode(lmdbBytes: $0.key) } ?? 0
     }
 
     private func hex(_ value: UInt32) -> String {

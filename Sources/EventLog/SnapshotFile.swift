@@ -82,10 +82,16 @@ enum SnapshotFile {
         var offset = 0
         var hasher = SHA256()
         let path: String
+        /// The file's size, and how much of it ``read(_:hashing:)`` has returned:
+        /// a length field past the end is damage, not a size to allocate.
+        let size: UInt64
+        var delivered: UInt64 = 0
 
         init(path: String) throws {
             self.path = path
             handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            size = try handle.seekToEnd()
+            try handle.seek(toOffset: 0)
         }
 
         deinit { try? handle.close() }
@@ -104,6 +110,10 @@ enum SnapshotFile {
 
         /// The next `count` bytes, hashed unless `hashing` is false.
         func read(_ count: Int, hashing: Bool = true) throws -> ArraySlice<UInt8> {
+            guard UInt64(count) <= size - delivered else {
+                throw EventLogError(.snapshot, operation: "snapshot read", "\(path) ends early: it is cut short or damaged")
+            }
+            delivered += UInt64(count)
             try fill(count)
             let slice = buffer[offset..<(offset + count)]
             if hashing { slice.withUnsafeBytes { hasher.update(bufferPointer: $0) } }

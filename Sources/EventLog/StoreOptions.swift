@@ -33,6 +33,18 @@ public struct StoreOptions: Sendable {
     public var catchUpChunk = 10_000
     /// Snapshots taken by the store itself after commits; nil: only on request.
     public var snapshotPolicy: SnapshotPolicy?
+    /// Open to read only (`MDB_RDONLY`): no write transaction ever, so no
+    /// waiting for a writer of this or another process, no catch-up and no
+    /// rebuild of the views; the store must exist. Works on a read-only
+    /// directory, such as a copy mounted for an audit (LMDB then reads
+    /// without its lock file: ``LMDB/Environment/readsWithoutLock``).
+    /// Reads check the views first (``EventStore/read(_:)``).
+    public var readOnly = false
+    /// With ``readOnly``: views that lag the log are read as they stand (as
+    /// of their checkpoint; ``EventStore/viewStatus()`` says how far
+    /// behind) instead of refused. Views of another projection version are
+    /// refused either way.
+    public var servesLaggingViews = false
     public var logger = Logger(label: "eventlog")
 
     public init() {}
@@ -43,6 +55,7 @@ public struct StoreOptions: Sendable {
         options.mapSize = initialMapSize
         options.maxReaders = maxReaders
         options.maxDatabases = 128
+        options.readOnly = readOnly
         return options
     }
 }

@@ -56,11 +56,20 @@ final class ViewBuilder<Views: ProjectionSet> {
     func load(_ snapshot: SnapshotInfo) throws -> Bool {
         try clear()
         do {
+            // The whole file first: a damaged one must not reach the views,
+            // nor drive what is read (a flipped length, a database name).
+            guard source.verifySnapshot(snapshot) else {
+                throw EventLogError(.snapshot, operation: "snapshot load", "\(snapshot.path) is cut short or its digest does not match")
+            }
             let reader = try SnapshotFile.Reader(path: snapshot.path)
             let header = try reader.readHeader()
+            let expected = views.all.map { ($0.name, $0.version, $0.databaseNames) }
+            guard header.projections.elementsEqual(expected, by: { $0.name == $1.0 && $0.version == $1.1 && $0.databases == $1.2 }) else {
+                throw EventLogError(.snapshot, operation: "snapshot load", "\(snapshot.path) holds other projections or databases than these views")
+            }
             for projection in header.projections {
                 for name in projection.databases {
-                    let db = try target.write { try $0.createDatabase(name, as: RawBytes.self, RawBytes.self) }
+                    let db = try target.write { try $0.createDatabase(name, as: [UInt8].self, [UInt8].self) }
                     var remaining = try reader.read(UInt64.self)
                     var chunk = EntryChunk()
                     while remaining > 0 {
@@ -71,10 +80,15 @@ final class ViewBuilder<Views: ProjectionSet> {
                             chunk.append(key: key, value: value)
                             remaining -= 1
                         }
-                        try target.write { txn in
-                            try chunk.forEach { key, value in
-                                try db.put(RawBytes(value), forKey: RawBytes(key), flags: .append, in: txn)
+                        do {
+                            try target.write { txn in
+                                try chunk.forEach { key, value in
+                                    try db.putBytes(value, forKey: key, flags: .append, in: txn)
+                                }
                             }
+                        } catch let error as LMDBError where error == .badValueSize || error == .keyExists {
+                            // Sealed, yet not what a snapshot holds: an empty or oversized key, keys out of order.
+                            throw EventLogError(.snapshot, operation: "snapshot load", "\(snapshot.path): \(name): \(error)")
                         }
                     }
                 }
@@ -93,6 +107,35 @@ final class ViewBuilder<Views: ProjectionSet> {
         }
     }
 
+    /// Builds the views through `end` from the first of `candidates` (newest
+    /// first) that loads and that the log continues from, else from position
+    /// 1. A snapshot that fails to load, or after which the log does not
+    /// apply (a sealed file whose views are not the log's at its position:
+    /// forged, or written by a faulty build of the same versions), is
+    /// damaged: skipped, never an error that stops the rebuild.
+    func build(through end: Position, from candidates: [SnapshotInfo]) throws -> (used: Position?, damaged: [Position]) {
+        var damaged: [Position] = []
+        for snapshot in candidates {
+            guard try load(snapshot) else {
+                damaged.append(snapshot.position)
+                continue
+            }
+            do {
+                try apply(through: end)
+                return (snapshot.position, damaged)
+            } catch {
+                source.options.logger.warning("snapshot ignored: the log does not apply after it",
+                                              metadata: ["snapshot": "\(snapshot.path)", "error": "\(error)"])
+                damaged.append(snapshot.position)
+                try clear()
+                position = 0
+                eventsApplied = 0
+            }
+        }
+        try apply(through: end)
+        return (nil, damaged)
+    }
+
     private func clear() throws {
         try target.write { txn in
             for projection in views.all { try projection.removeAllData(in: txn) }
@@ -102,7 +145,7 @@ final class ViewBuilder<Views: ProjectionSet> {
     /// Applies the source's log after ``position`` through `end`.
     func apply(through end: Position) throws {
         while position < end {
-            try applyChunk(through: end) { body in try source.read(body) }
+            try applyChunk(through: end) { body in try source.environment.read(body) }   // the log only: never refused as stale
             progress?(ReplayProgress(phase: .log, position: position, end: end, events: eventsApplied, seconds: seconds))
         }
     }
@@ -158,12 +201,4 @@ struct EntryChunk {
             }
         }
     }
-}
-
-/// Borrowed bytes as an LMDB key or value, for copying without a copy.
-struct RawBytes: LMDBCodable {
-    let bytes: UnsafeRawBufferPointer
-    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
-    func withEncodedBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try body(bytes) }
-    static func decode(lmdbBytes bytes: UnsafeRawBufferPointer) throws -> RawBytes { RawBytes(bytes) }
 }

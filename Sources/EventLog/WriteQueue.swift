@@ -23,14 +23,25 @@ final class WriteQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private var pending: [Request] = []
     private var leaderActive = false
+    /// The thread running a group's closures, while it does.
+    private var leaderThread: pthread_t?
     let maxGroup: Int
 
     init(maxGroup: Int) { self.maxGroup = max(1, maxGroup) }
 
     /// Queues `request` and returns when it is done; `execute` writes one
     /// group in one transaction and sets each request's `error`.
+    ///
+    /// A write submitted from inside a write's closure, on the leader's own
+    /// thread, would wait for itself forever: it traps instead, as GRDB's
+    /// reentrant `write` does, with a message that says what happened.
     func submit(_ request: Request, execute: ([Request]) -> Void) {
         condition.lock()
+        if let leaderThread, pthread_equal(leaderThread, pthread_self()) != 0 {
+            condition.unlock()
+            fatalError("EventStore.write was called inside a write closure on the same thread: writes are not reentrant "
+                + "(the inner write would wait for the outer one forever). Append through the LogBatch the closure was given.")
+        }
         pending.append(request)
         while !request.done && leaderActive { condition.wait() }
         if request.done {
@@ -38,6 +49,7 @@ final class WriteQueue: @unchecked Sendable {
             return
         }
         leaderActive = true
+        leaderThread = pthread_self()
         while !request.done {
             let group = Array(pending.prefix(maxGroup))
             pending.removeFirst(group.count)
@@ -47,6 +59,7 @@ final class WriteQueue: @unchecked Sendable {
             for member in group { member.done = true }
         }
         leaderActive = false
+        leaderThread = nil
         condition.broadcast()
         condition.unlock()
     }

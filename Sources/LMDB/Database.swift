@@ -67,6 +67,13 @@ public struct Database<Key: LMDBCodable, Value: LMDBCodable>: Sendable {
         }
     }
 
+    /// Stores bytes as they are (`mdb_put`), bypassing the codecs: for
+    /// copying entries between databases without decoding them.
+    public func putBytes(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, flags: PutFlags = [],
+                         in txn: WriteTransaction) throws {
+        try Database.putRaw(key, value, handle: handle, label: label, flags: flags, in: txn)
+    }
+
     static func putRaw(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, handle: MDB_dbi, label: String,
                        flags: PutFlags, in txn: WriteTransaction) throws {
         var k = MDB_val(key)

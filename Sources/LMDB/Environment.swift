@@ -8,7 +8,7 @@ import Foundation
 ///
 /// ```swift
 /// let env = try Environment(path: dir)
-/// let db = try env.write { txn in try txn.openDatabase("log", as: UInt64.self, [UInt8].self) }
+/// let db = try env.write { txn in try txn.createDatabase("log", as: UInt64.self, [UInt8].self) }
 /// try env.write { txn in try db.put([1, 2, 3], forKey: 1, in: txn) }
 /// let value = try env.read { txn in try db.get(1, in: txn) }
 /// ```
@@ -34,10 +34,17 @@ public final class Environment: @unchecked Sendable {
     public let path: String
     public let options: EnvironmentOptions
     let gate = TransactionGate()
+    private let writer = WriterThread()
 
     /// Opens (creating when needed) the environment in directory `path`.
     /// Calls `mdb_env_create`, `mdb_env_set_mapsize`, `mdb_env_set_maxreaders`,
     /// `mdb_env_set_maxdbs`, `mdb_env_open` and `mdb_reader_check`.
+    ///
+    /// With ``EnvironmentOptions/readOnly`` (`MDB_RDONLY`), nothing is created
+    /// and no write transaction can begin. LMDB still writes its lock file to
+    /// take a reader slot; where it cannot (a read-only filesystem, or a
+    /// directory this user may only read), the environment reads without it
+    /// (``readsWithoutLock``).
     public init(path: String, options: EnvironmentOptions = EnvironmentOptions()) throws {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         if !options.readOnly {
@@ -45,31 +52,63 @@ public final class Environment: @unchecked Sendable {
         }
         let resolved = url.resolvingSymlinksInPath().path
         try OpenEnvironments.shared.claim(resolved)
-        var env: OpaquePointer?
+        var flags = UInt32(MDB_NOTLS) | options.durability.environmentFlags
+        if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+        var env: OpaquePointer
+        var lockless = false
         do {
-            try check(mdb_env_create(&env), "mdb_env_create")
-            guard let env else { throw LMDBError(code: ENOMEM, call: "mdb_env_create") }
             do {
-                try check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize")
-                try check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders")
-                try check(mdb_env_set_maxdbs(env, options.maxDatabases), "mdb_env_set_maxdbs")
-                var flags = UInt32(MDB_NOTLS) | options.durability.environmentFlags
-                if options.readOnly { flags |= UInt32(MDB_RDONLY) }
-                try check(mdb_env_open(env, resolved, flags, mdb_mode_t(options.fileMode)), "mdb_env_open(\(resolved))")
-                var dead: Int32 = 0
-                try check(mdb_reader_check(env, &dead), "mdb_reader_check")
-            } catch {
-                mdb_env_close(env)
-                throw error
+                env = try Self.open(resolved, flags: flags, options: options)
+            } catch let error as LMDBError where options.readOnly && error.code == EACCES {
+                // lock.mdb can be neither opened for writing nor created: read
+                // without it (`MDB_NOLOCK`), as LMDB does by itself on a
+                // read-only filesystem. Without a reader slot, a writer may
+                // reuse the pages being read, so this is safe only while no
+                // process writes the store: an audit copy (Docs/Architecture.md).
+                env = try Self.open(resolved, flags: flags | UInt32(MDB_NOLOCK), options: options)
+                lockless = true
             }
         } catch {
             OpenEnvironments.shared.release(resolved)
             throw error
         }
-        self.pointer = env!
+        self.pointer = env
         self.path = resolved
         self.options = options
+        self.readsWithoutLock = lockless || (options.readOnly && Self.isOnReadOnlyFilesystem(resolved))
     }
+
+    /// `mdb_env_create` … `mdb_env_open`, then `mdb_reader_check`; the handle is
+    /// closed again when any of them fails.
+    private static func open(_ path: String, flags: UInt32, options: EnvironmentOptions) throws -> OpaquePointer {
+        var handle: OpaquePointer?
+        try check(mdb_env_create(&handle), "mdb_env_create")
+        guard let env = handle else { throw LMDBError(code: ENOMEM, call: "mdb_env_create") }
+        do {
+            try check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize")
+            try check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders")
+            try check(mdb_env_set_maxdbs(env, options.maxDatabases), "mdb_env_set_maxdbs")
+            try check(mdb_env_open(env, path, flags, mdb_mode_t(options.fileMode)), "mdb_env_open(\(path))")
+            var dead: Int32 = 0
+            try check(mdb_reader_check(env, &dead), "mdb_reader_check")
+            return env
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+    }
+
+    /// `statvfs` says `ST_RDONLY`: LMDB then opens a read-only environment
+    /// without its lock file.
+    private static func isOnReadOnlyFilesystem(_ path: String) -> Bool {
+        var info = statvfs()
+        return statvfs(path, &info) == 0 && (info.f_flag & UInt(ST_RDONLY)) != 0
+    }
+
+    /// True when this read-only environment takes no reader slot in
+    /// `lock.mdb` (it could not write it): consistent only while no process
+    /// writes the store.
+    public let readsWithoutLock: Bool
 
     deinit {
         mdb_env_close(pointer)
@@ -81,12 +120,50 @@ public final class Environment: @unchecked Sendable {
     /// Runs `body` in a read-only transaction (`mdb_txn_begin` with
     /// `MDB_RDONLY`), which sees the last commit made before it began and
     /// nothing after. The transaction ends when `body` returns.
+    ///
+    /// When every reader slot is taken (``EnvironmentOptions/maxReaders``),
+    /// slots of dead processes are cleared (`mdb_reader_check`) and the begin
+    /// is tried once more; then it throws ``LMDBError/readersFull``.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         gate.enterShared()
         defer { gate.leaveShared() }
-        let txn = try ReadTransaction(environment: self, begin: beginAdoptingResize(parent: nil, flags: UInt32(MDB_RDONLY)))
+        let txn = try ReadTransaction(environment: self, begin: beginReading())
         defer { txn.abortIfOpen() }
         return try body(txn)
+    }
+
+    private func beginReading() throws -> OpaquePointer {
+        do {
+            return try beginAdoptingResize(parent: nil, flags: UInt32(MDB_RDONLY))
+        } catch LMDBError.readersFull {
+            if try clearStaleReaders() > 0 {
+                if let txn = try? beginAdoptingResize(parent: nil, flags: UInt32(MDB_RDONLY)) { return txn }
+            }
+            throw LMDBError(code: MDB_READERS_FULL, call: "mdb_txn_begin(\(path))",
+                            hint: "all \(info().maxReaders) reader slots are taken by open read transactions of live processes; "
+                                + "end some, or open the store with more (maxReaders)")
+        }
+    }
+
+    /// Runs `body` in a transaction that may only open databases, and keeps
+    /// the handles it opened (`mdb_txn_commit`): what a read-only environment
+    /// needs to open typed databases, where no write transaction can begin.
+    ///
+    /// On a writable environment it is a write transaction. On a read-only
+    /// one it is an `MDB_RDONLY` transaction underneath:
+    /// ``WriteTransaction/createDatabase(_:as:_:flags:)`` opens existing
+    /// databases only (a missing one throws ``LMDBError/notFound``) and LMDB
+    /// refuses any write in it (`EACCES`). So an opener such as a projection
+    /// set's `init(openingIn:)`, which only opens, works on both.
+    public func openDatabases<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        guard options.readOnly else { return try write(body) }
+        gate.enterShared()
+        defer { gate.leaveShared() }
+        let txn = WriteTransaction(environment: self, begin: try beginReading(), opensOnly: true)
+        defer { txn.abortIfOpen() }
+        let result = try body(txn)
+        try txn.commit()
+        return result
     }
 
     /// Runs `body` in a write transaction and commits it (`mdb_txn_commit`)
@@ -102,16 +179,19 @@ public final class Environment: @unchecked Sendable {
         while true {
             do {
                 return try writeOnce(body)
-            } catch let error as LMDBError where error.code == MDB_MAP_FULL {
+            } catch LMDBError.mapFull {
                 try grow()
             }
         }
     }
 
     private func writeOnce<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        writer.enter(path)
+        defer { writer.leave() }
         gate.enterShared()
         defer { gate.leaveShared() }
         let txn = try WriteTransaction(environment: self, begin: beginAdoptingResize(parent: nil, flags: 0))
+        writer.held()
         defer { txn.abortIfOpen() }
         let result = try body(txn)
         try txn.commit()
@@ -188,6 +268,38 @@ public final class Environment: @unchecked Sendable {
     public func copy(to path: String) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         try check(mdb_env_copy2(pointer, path, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2(\(path))")
+    }
+}
+
+/// Which thread of this process holds the environment's write transaction,
+/// so that a second `write` on that thread traps with a message instead of
+/// waiting for LMDB's writer lock, which it holds itself, forever.
+final class WriterThread: @unchecked Sendable {
+    private let lock = NSLock()
+    private var holder: pthread_t?
+
+    func enter(_ path: String) {
+        lock.lock()
+        let reentered = holder.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        lock.unlock()
+        if reentered {
+            fatalError("Environment.write(\(path)) was called inside a write transaction on the same thread: "
+                + "LMDB allows one write transaction at a time, so this one would wait for itself forever. "
+                + "Use the transaction you have (or WriteTransaction.nested).")
+        }
+        // Set once this thread has LMDB's writer lock; other threads wait there, not here.
+    }
+
+    func held() {
+        lock.lock()
+        holder = pthread_self()
+        lock.unlock()
+    }
+
+    func leave() {
+        lock.lock()
+        if let holder, pthread_equal(holder, pthread_self()) != 0 { self.holder = nil }
+        lock.unlock()
     }
 }
 

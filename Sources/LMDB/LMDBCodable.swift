@@ -15,6 +15,12 @@ public protocol LMDBCodable {
 public struct LMDBDecodingError: Error, CustomStringConvertible, Sendable {
     public var type: String
     public var byteCount: Int
+
+    public init(type: String, byteCount: Int) {
+        self.type = type
+        self.byteCount = byteCount
+    }
+
     public var description: String { "cannot decode \(byteCount) stored bytes as \(type)" }
 }
 

@@ -39,13 +39,24 @@ public class ReadTransaction {
 /// The one write transaction of the environment (`mdb_txn_begin`), obtained
 /// from ``Environment/write(_:)`` and committed when that closure returns.
 public final class WriteTransaction: ReadTransaction {
+    /// True for the `MDB_RDONLY` transaction of ``Environment/openDatabases(_:)``
+    /// on a read-only environment: it opens existing databases and nothing else.
+    let opensOnly: Bool
+
+    init(environment: Environment, begin pointer: OpaquePointer, opensOnly: Bool = false) {
+        self.opensOnly = opensOnly
+        super.init(environment: environment, begin: pointer)
+    }
+
     /// Opens a named database, creating it when missing (`mdb_dbi_open` with
     /// `MDB_CREATE`). The handle stays valid for the environment's life once
-    /// this transaction commits.
+    /// this transaction commits. In a read-only environment's
+    /// ``Environment/openDatabases(_:)``, a missing database throws
+    /// ``LMDBError/notFound`` instead.
     public func createDatabase<Key, Value>(
         _ name: String?, as key: Key.Type = Key.self, _ value: Value.Type = Value.self, flags: DatabaseFlags = []
     ) throws -> Database<Key, Value> {
-        try openDatabase(name, as: key, value, flags: flags.union(.create))
+        try openDatabase(name, as: key, value, flags: opensOnly ? flags : flags.union(.create))
     }
 
     /// Runs `body` in a child transaction (`mdb_txn_begin` with this one as

@@ -11,13 +11,15 @@ import SyntheticWorkload
 struct SyntheticAppender: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Append or read synthetic events (engine tests and the append benchmark).",
-        subcommands: [Append.self, Read.self, Bench.self, Rebuild.self])
+        subcommands: [Append.self, Read.self, Bench.self, Rebuild.self, Verify.self, VerifyViews.self, Snapshot.self,
+                      HoldWrite.self, HoldReaders.self, NestedWrite.self, SetCheckpoint.self])
 }
 
 struct StoreArguments: ParsableArguments {
     @Option(help: "The store directory.") var store: String
     @Option(help: "durable, noMetaSync or noSync.") var durability: String = "durable"
     @Option(help: "The map's first size in bytes.") var mapSize: Int = 64 << 20
+    @Flag(help: "Open for reading only, as eventlog's read commands do.") var readOnly = false
 
     func open<Views: ProjectionSet>(_ views: Views.Type = SyntheticViews.self) throws -> EventStore<Views> {
         var options = StoreOptions()
@@ -26,6 +28,7 @@ struct StoreArguments: ParsableArguments {
         }
         options.durability = durability
         options.initialMapSize = mapSize
+        options.readOnly = readOnly
         return try EventStore<Views>(path: store, options: options)
     }
 }
@@ -38,12 +41,15 @@ extension SyntheticAppender {
         @Option var batches: Int = 100
         @Option var batchSize: Int = 10
         @Option var payloadBytes: Int = 300
+        @Option(help: "Stop after this many seconds, even before --batches.") var seconds: Double?
 
         func run() throws {
             let store = try storeArguments.open()
+            let deadline = seconds.map { Date().addingTimeInterval($0) }
             // Resume this writer's sequence where its committed events end.
             var sequence = try store.read { txn in try store.views.progress.counts.get(writer, in: txn) } ?? 0
             for batch in 0..<batches {
+                if let deadline, Date() >= deadline { break }
                 let events = (0..<batchSize).map { i in
                     NewEvent(type: SyntheticEvent.type, schemaVersion: 1,
                              payload: SyntheticEvent.payload(writer: writer, sequence: sequence + UInt64(i), size: payloadBytes))
@@ -67,11 +73,19 @@ extension SyntheticAppender {
             let store = try storeArguments.open()
             let deadline = Date().addingTimeInterval(seconds)
             var reads = 0
+            var previous: Position = 0
             repeat {
                 if let problem = try ConsistentPrefix.check(store, batchSize: batchSize) {
                     print("inconsistent: \(problem)")
                     throw ExitCode(1)
                 }
+                // A later read never sees fewer records than an earlier one.
+                let head = try store.head()
+                if head < previous {
+                    print("inconsistent: head \(head) after \(previous)")
+                    throw ExitCode(1)
+                }
+                previous = head
                 reads += 1
             } while Date() < deadline
             print("consistent reads: \(reads)")
@@ -124,3 +138,72 @@ extension SyntheticAppender {
     }
 }
 
+
+extension SyntheticAppender {
+    struct Verify: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Verify the log repeatedly; exit 1 at the first problem.")
+        @OptionGroup var storeArguments: StoreArguments
+        @Option var seconds: Double = 2
+
+        func run() throws {
+            let store = try storeArguments.open()
+            let deadline = Date().addingTimeInterval(seconds)
+            var runs = 0
+            repeat {
+                let report = try store.verify()
+                if let problem = report.firstProblem {
+                    print("invalid: \(problem)")
+                    throw ExitCode(1)
+                }
+                runs += 1
+            } while Date() < deadline
+            print("verified: \(runs)")
+        }
+    }
+
+    struct VerifyViews: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify-views",
+            abstract: "Rebuild the views in scratch and compare them with the live ones (replay --verify), repeatedly; exit 1 at a difference.")
+        @OptionGroup var storeArguments: StoreArguments
+        @Option var seconds: Double = 2
+
+        func run() throws {
+            let store = try storeArguments.open()
+            let deadline = Date().addingTimeInterval(seconds)
+            var runs = 0
+            repeat {
+                let comparison = try store.verifyViews()
+                if let difference = comparison.difference {
+                    print("different: \(difference)")
+                    throw ExitCode(1)
+                }
+                runs += 1
+            } while Date() < deadline
+            print("equal: \(runs)")
+        }
+    }
+
+    struct Snapshot: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a snapshot and check its digest, repeatedly, keeping the newest two; exit 1 on a damaged one.")
+        @OptionGroup var storeArguments: StoreArguments
+        @Option var seconds: Double = 2
+
+        func run() throws {
+            let store = try storeArguments.open()
+            let deadline = Date().addingTimeInterval(seconds)
+            var runs = 0
+            repeat {
+                let snapshot = try store.createSnapshot()
+                if !store.verifySnapshot(snapshot) {
+                    print("damaged: \(snapshot.path)")
+                    throw ExitCode(1)
+                }
+                for old in try store.snapshots().dropLast(2) { try store.deleteSnapshot(at: old.position) }
+                runs += 1
+            } while Date() < deadline
+            print("snapshots: \(runs)")
+        }
+    }
+}

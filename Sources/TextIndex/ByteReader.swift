@@ -47,6 +47,15 @@ struct ByteReader {
         return Int(v)
     }
 
+    /// A number of elements that follow, each at least one byte long: never
+    /// more than the bytes left, so that a damaged count is an error rather
+    /// than a huge allocation.
+    mutating func count() throws -> Int {
+        let n = try int()
+        guard n <= base.count - offset else { throw TextIndexError.corrupt("count past the end") }
+        return n
+    }
+
     mutating func uint32() throws -> UInt32 {
         guard offset + 4 <= base.count else { throw TextIndexError.corrupt("truncated value") }
         let v = UInt32(bigEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self))

@@ -73,7 +73,7 @@ enum DocumentRecord {
         let fieldCount = try r.int()
         for _ in 0..<fieldCount {
             let name = try r.string()
-            let n = try r.int()
+            let n = try r.count()
             var values: [String] = []
             values.reserveCapacity(n)
             for _ in 0..<n { values.append(try r.string()) }
@@ -126,7 +126,7 @@ enum DocumentRecord {
         let fieldCount = try r.int()
         for _ in 0..<fieldCount {
             let match = try nameMatches(&r)
-            let n = try r.int()
+            let n = try r.count()
             if match {
                 var values: [String] = []
                 values.reserveCapacity(n)

@@ -32,20 +32,32 @@ public struct IndexStatistics: Sendable, Equatable {
         return n == 0 ? 1 : max(1, Double(totalLengths[field.slot]) / Double(n))
     }
 
-    mutating func add(_ lengths: [UInt32]) {
-        documentCount += 1
+    /// Counts a document in. Stored counts that would overflow are a
+    /// corrupt index (an error), never a trap.
+    mutating func add(_ lengths: [UInt32]) throws {
+        documentCount = try Self.checked(documentCount.addingReportingOverflow(1))
         for i in 0..<IndexField.count where lengths[i] > 0 {
-            totalLengths[i] += UInt64(lengths[i])
-            documentsWithField[i] += 1
+            totalLengths[i] = try Self.checked(totalLengths[i].addingReportingOverflow(UInt64(lengths[i])))
+            documentsWithField[i] = try Self.checked(documentsWithField[i].addingReportingOverflow(1))
         }
     }
 
-    mutating func subtract(_ lengths: [UInt32]) {
-        documentCount -= 1
+    /// Counts a stored document out. Counts smaller than the document's
+    /// are a corrupt index (views damaged, or loaded from a bad snapshot):
+    /// an error, never a trap.
+    mutating func subtract(_ lengths: [UInt32]) throws {
+        documentCount = try Self.checked(documentCount.subtractingReportingOverflow(1))
         for i in 0..<IndexField.count where lengths[i] > 0 {
-            totalLengths[i] -= UInt64(lengths[i])
-            documentsWithField[i] -= 1
+            totalLengths[i] = try Self.checked(totalLengths[i].subtractingReportingOverflow(UInt64(lengths[i])))
+            documentsWithField[i] = try Self.checked(documentsWithField[i].subtractingReportingOverflow(1))
         }
+    }
+
+    private static func checked(_ result: (partialValue: UInt64, overflow: Bool)) throws -> UInt64 {
+        guard !result.overflow else {
+            throw TextIndexError.corrupt("statistics do not match the stored documents; rebuild the index")
+        }
+        return result.partialValue
     }
 
     func encoded() -> [UInt8] {

@@ -184,7 +184,7 @@ public final class TextIndexWriter {
                     changes.append(PostingChange(key: UInt64(id), termId: table.intern(term), payloadStart: -1, payloadEnd: -1))
                 }
             }) {
-                stats!.subtract(oldLengths)
+                try stats!.subtract(oldLengths)
                 if let old = try index.docs.withValue(forKey: idKey, in: txn, { try DocumentRecord.decode($0) }) {
                     for k in AttributeKey.keys(of: old) { removedValues.insert(TermKey(term: spacePrefix + k + idBytes)) }
                 }
@@ -195,7 +195,7 @@ public final class TextIndexWriter {
                     arena.append(contentsOf: analyzed.payload(k))
                     changes.append(PostingChange(key: UInt64(id), termId: termId, payloadStart: start, payloadEnd: Int32(arena.count)))
                 }
-                stats!.add(analyzed.fieldLengths)
+                try stats!.add(analyzed.fieldLengths)
                 fieldNames.formUnion(doc.fields.keys)
                 for k in AttributeKey.keys(of: doc) { addedValues.insert(TermKey(term: spacePrefix + k + idBytes)) }
             }

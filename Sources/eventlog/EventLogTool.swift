@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// `eventlog`: the operator's tool for an activity event-log store.
 @main
-struct EventLogTool: ParsableCommand {
+struct EventLogTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eventlog",
         abstract: "Apply operations to an activity event-log store, read its views, audit its log.",
@@ -18,6 +18,8 @@ struct EventLogTool: ParsableCommand {
               eventlog verify
               eventlog replay --verify
               eventlog bench --corpus items.jsonl.gz --queries queries.txt
+              eventlog ship --to postgres://app@db/events --stream shard-1
+              eventlog follow --from postgres://app@db/events --stream shard-1 --store /var/lib/app/follower
             """,
         subcommands: [
             DemoCommand.self,
@@ -39,6 +41,9 @@ struct EventLogTool: ParsableCommand {
             SnapshotCommand.self,
             BenchCommand.self,
             BenchSettingCommand.self,
+            ShipCommand.self,
+            FollowCommand.self,
+            RestoreCommand.self,
         ]
     )
 }

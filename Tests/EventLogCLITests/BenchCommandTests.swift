@@ -88,3 +88,38 @@ struct BenchCommandTests {
         #expect(corpus.status != 0 && corpus.stderr.contains("/nonexistent/items.jsonl"))
     }
 }
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Counts the `<circle>` points of an SVG by class, through a real XML parser.
+final class SVGPoints: NSObject, XMLParserDelegate {
+    var counts: [String: Int] = [:]
+    var settings: Set<String> = []
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]) {
+        guard name == "circle", let kind = attributes["class"] else { return }
+        counts[kind, default: 0] += 1
+        settings.insert("\(attributes["data-batch-size"] ?? "?")/\(attributes["data-durability"] ?? "?")/\(attributes["data-writers"] ?? "?")")
+    }
+}
+
+@Suite("bench --plot")
+struct BenchPlotTests {
+    @Test("the SVG parses and holds one point per setting in each series")
+    func plot() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let svg = dir.sub("sweep.svg")
+        let run = try CLI.run(["bench", "--items", "200", "--batch-sizes", "1,10,100", "--durability", "noSync,noMetaSync",
+                               "--max-commits", "20", "--work-dir", dir.path, "--plot", svg, "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let parser = try #require(XMLParser(contentsOf: URL(fileURLWithPath: svg)))
+        let points = SVGPoints()
+        parser.delegate = points
+        #expect(parser.parse(), "\(String(describing: parser.parserError))")
+        #expect(points.counts == ["itemsPerSecond": 6, "commitp50": 6, "commitp99": 6])
+        #expect(points.settings.count == 6)
+    }
+}

@@ -38,8 +38,20 @@ enum CLI {
 
     /// Runs `eventlog ARGS`, with `input` on standard input. Output goes to
     /// files rather than pipes so that a large output cannot block the child.
+    /// Another executable built beside `eventlog` (`SyntheticAppender`).
+    static func product(_ name: String) -> URL {
+        executable.deletingLastPathComponent().appendingPathComponent(name)
+    }
+
+    /// Runs `eventlog ARGS` through `wrapper` (e.g. `setpriv … eventlog ARGS`).
     @discardableResult
-    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> CLIResult {
+    static func run(_ arguments: [String], through wrapper: [String]) throws -> CLIResult {
+        try run(arguments, executable: URL(fileURLWithPath: wrapper[0]), prefix: Array(wrapper.dropFirst()) + [executable.path])
+    }
+
+    @discardableResult
+    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
+                    executable: URL = CLI.executable, prefix: [String] = []) throws -> CLIResult {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("eventlog-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -51,7 +63,7 @@ enum CLI {
 
         let process = Process()
         process.executableURL = executable
-        process.arguments = arguments
+        process.arguments = prefix + arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "EVENTLOG_STORE")
         for (key, value) in environment { env[key] = value }

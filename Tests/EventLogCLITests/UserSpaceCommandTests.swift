@@ -47,6 +47,11 @@ struct UserSpaceCommandTests {
         #expect(Set(suggestions[0].keys) == ["key", "activity", "activityType", "title", "score"])
         #expect(try CLI.run(["suggestions", "--store", store, "--user", "bob", "--json"] + now).objects().isEmpty,
                 "bob's copy is not eligible for prediction")
+        // log --user: that user's events only.
+        let bobLog = try CLI.run(["log", "--store", store, "--user", "bob", "--json"]).stdout.split(separator: "\n")
+            .map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(bobLog.map { $0["type"] as? String } == ["activity.created", "activity.becameCurrent", "activity.saved",
+                                                          "searchableItems.indexed", "searchableItems.allDeleted"])
         // apply --user: the space of lines that name none.
         let more = try CLI.run(["apply", "--store", store, "--user", "carol", "-"],
                                input: #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"x","attributeSet":{"title":"coffee"}}]}"# + "\n")

@@ -115,4 +115,34 @@ struct IndependentReaderTests {
         let store = try EventStore<CountingViews>(path: dir.path, options: fastOptions())
         #expect(try store.verify().firstProblem?.position == 23)
     }
+
+    @Test("names the same problem as the engine after the walk: a checkpoint past the head, a missing head", arguments: ["checkpoint", "head"])
+    func afterTheWalk(damage: String) throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        do {
+            let store = try EventStore<CountingViews>(path: dir.path, options: fastOptions())
+            try store.append((0..<5).map { event("t", $0) })
+        }
+        do {
+            let env = try Environment(path: dir.path)
+            try env.write { txn in
+                let meta: Database<String, [UInt8]> = try txn.openDatabase("meta")
+                if damage == "head" {
+                    try meta.delete("head", in: txn)
+                } else {
+                    try meta.put(Checkpoint(position: 9, version: 1).withEncodedBytes { [UInt8]($0) }, forKey: "checkpoint:test.typeCounts", in: txn)
+                }
+            }
+        }
+        let (status, output) = try python(dir.path)
+        let expected = damage == "head" ? "position 1: truncated" : "position 6: checkpointAhead"
+        #expect(status == 1)
+        #expect(output.hasPrefix(expected), "\(output)")
+        var options = fastOptions()
+        options.readOnly = true   // opened for writing, the store would catch the views up to the head first
+        let store = try EventStore<CountingViews>(path: dir.path, options: options)
+        let problem = try #require(try store.verify().firstProblem)
+        #expect("\(problem)".hasPrefix(expected), "\(problem)")
+    }
 }

@@ -103,3 +103,42 @@ struct ProcessTests {
         #expect(try store.head() == 8000)
     }
 }
+
+@Suite("Limits across processes", .serialized)
+struct ProcessLimitTests {
+    @Test("another process holds all 1,024 reader slots: a read is a clear error; once it is killed, its slots are reclaimed")
+    func staleReaderSlots() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore<CountingViews>(path: dir.path, options: fastOptions())
+        try store.append([event("test.happened", 1)])
+        let holder = try ChildProcess("SyntheticAppender", ["hold-readers", "--store", dir.path, "--count", "1024", "--seconds", "300"])
+        #expect(try holder.waitFor("holding").contains("holding 1024"))
+        #expect(try store.environment.clearStaleReaders() == 0, "the holder's slots are alive")
+        #expect {
+            try store.read { _ in }
+        } throws: { error in
+            guard let error = error as? LMDBError else { return false }
+            return error == .readersFull && "\(error)".contains("reader slots are taken")
+        }
+        holder.kill()
+        holder.process.waitUntilExit()
+        // The dead process's 1,024 slots are cleared (mdb_reader_check) by the next read.
+        #expect(try store.read { try store.views.counts.total(in: $0) } == 1)
+    }
+
+    @Test("a write inside a write on the same thread traps with a message instead of deadlocking", arguments: ["store", "environment"])
+    func nestedWriteTraps(layer: String) throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let child = try ChildProcess("SyntheticAppender", ["nested-write", "--store", dir.path, "--layer", layer], capturingErrors: true)
+        let (reason, status, errors) = child.finishWithErrors()
+        #expect(reason == .uncaughtSignal && status == SIGILL, "\(reason) \(status): \(errors)")
+        #expect(errors.contains("Fatal error"))
+        #expect(errors.contains(layer == "store" ? "EventStore.write was called inside a write closure on the same thread"
+                                                 : "was called inside a write transaction on the same thread"), "\(errors)")
+        // Nothing of the outer write was committed.
+        let store = try EventStore<CountingViews>(path: dir.path, options: fastOptions())
+        #expect(try store.head() == 0)
+    }
+}

@@ -1,3 +1,4 @@
+import Crypto
 import EventLog
 import Foundation
 import LMDB
@@ -119,6 +120,47 @@ struct ReplayTests {
         #expect(report.damagedSnapshots == [snapshot.position])
         #expect(try store.verifyViews(full: true).isEqual)
         #expect(try store.read { try store.views.counts.total(in: $0) } == 1000)
+    }
+
+    @Test("a snapshot damaged anywhere in its lengths and names, or resealed over bad keys, is skipped, never an error")
+    func damagedLengthsAreSkipped() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore<TwoViews>(path: dir.path, options: fastOptions())
+        for batch in Self.workload(200) { try store.append(batch) }
+        let snapshot = try store.createSnapshot()
+        let url = URL(fileURLWithPath: snapshot.path)
+        let original = try Data(contentsOf: url)
+        // Each byte of the header and the first entries: length fields, names, counts.
+        for offset in stride(from: 8, to: min(original.count - 32, 160), by: 1) {
+            var bytes = original
+            bytes[offset] ^= 0x80
+            try bytes.write(to: url)
+            // Skipped as damaged, or (a stamp or position changed) not a candidate at all.
+            let report = try store.rebuild()
+            #expect(report.snapshot == nil, "byte \(offset)")
+        }
+        // A whole, sealed file that holds an empty key: not loadable, so skipped.
+        var forged = [UInt8](original.prefix(original.count - 32))
+        func integer(at offset: Int, _ size: Int) -> Int { forged[offset..<(offset + size)].reduce(0) { $0 << 8 | Int($1) } }
+        var offset = 16   // past the magic and the position (SnapshotFile's layout)
+        let projections = integer(at: offset, 4)
+        offset += 4
+        for _ in 0..<projections {
+            offset += 2 + integer(at: offset, 2) + 4   // name, version
+            let databases = integer(at: offset, 4)
+            offset += 4
+            for _ in 0..<databases { offset += 2 + integer(at: offset, 2) }
+        }
+        offset += 8   // the first database's entry count; then its first key's length
+        let keyLength = integer(at: offset, 4)
+        #expect(keyLength > 0)
+        forged.replaceSubrange(offset..<(offset + 4 + keyLength), with: [0, 0, 0, 0])
+        forged += Array(SHA256.hash(data: forged))
+        try Data(forged).write(to: url)
+        let report = try store.rebuild()
+        #expect(report.snapshot == nil && report.damagedSnapshots == [snapshot.position])
+        #expect(try store.verifyViews(full: true).isEqual)
     }
 
     @Test("time travel to position P equals a store that only ever saw 1…P")

@@ -49,6 +49,25 @@ struct VerificationTests {
         #expect(report.firstProblem?.kind == .payloadDigestMismatch)
     }
 
+    @Test("the last record cut shorter than a header: reported at its position, not thrown")
+    func lastRecordCutShort() throws {
+        // Damaged under an open store (opening one whose last record is
+        // damaged fails: a writer needs that record's link).
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore<CountingViews>(path: dir.path, options: fastOptions())
+        for b in 0..<10 { try store.append((0..<10).map { event("t", b * 10 + $0, size: 100) }) }
+        try store.environment.write { txn in
+            let log: Database<UInt64, [UInt8]> = try txn.openDatabase("log")
+            let record = try #require(try log.get(100, in: txn))
+            try log.put(Array(record.prefix(40)), forKey: 100, in: txn)
+        }
+        let report = try store.verify()
+        #expect(report.firstProblem?.position == 100)
+        #expect(report.firstProblem?.kind == .malformedRecord)
+        #expect(report.recordsChecked == 99)
+    }
+
     @Test("a deleted record: a gap at its position")
     func deletedRecord() throws {
         let report = try verifyAfter { log, txn in try log.delete(50, in: txn) }
@@ -88,7 +107,7 @@ struct VerificationTests {
         #expect(report.firstProblem?.kind == .malformedRecord)
     }
 
-    @Test("a payload that does not decode is named by the caller's check")
+    @Test("a payload that does not decode is named by the caller's check; lastLink is the record before it, as for every problem")
     func undecodablePayload() throws {
         struct NotMine: Error {}
         let dir = TemporaryDirectory()
@@ -98,6 +117,12 @@ struct VerificationTests {
         let report = try store.verify(payloadCheck: { if $0.type == "bad" { throw NotMine() } })
         #expect(report.firstProblem?.position == 2)
         #expect(report.firstProblem?.kind == .undecodablePayload)
+        let firstLink = try store.environment.read { txn -> [UInt8] in
+            let log: Database<UInt64, [UInt8]> = try txn.openDatabase("log")
+            return Array(try #require(try log.get(1, in: txn))[52..<84])
+        }
+        #expect(report.recordsChecked == 1)
+        #expect(report.lastLink.bytes == firstLink, "lastLink moved past the undecodable record")
     }
 }
 

@@ -40,6 +40,11 @@ struct WriteOptionsTests {
             try store.append([event("t", 9)], WriteOptions(idempotencyKey: String(repeating: "k", count: 257)))
         } throws: { ($0 as? EventLogError)?.code == .invalidArgument }
         #expect(try store.head() == 4)
+        // Exactly 256 UTF-8 bytes (multi-byte characters) is allowed, and retried as any key.
+        let longest = String(repeating: "日", count: 85) + "k"
+        #expect(longest.utf8.count == 256)
+        #expect(try store.append([event("t", 5)], WriteOptions(idempotencyKey: longest)).positions == 5...5)
+        #expect(try store.append([event("t", 5)], WriteOptions(idempotencyKey: longest)).isRetry)
     }
 
     @Test("idempotency keys survive a reopen")
@@ -83,7 +88,7 @@ struct WriteOptionsTests {
             for try await r in group { refused += r }
             let committed = UInt64(writers * batches - refused) * 2
             #expect(try store.head() == committed)
-            try store.read { txn throws in
+            try await store.read { txn throws in
                 #expect(try store.views.counts.total(in: txn) == committed)
                 #expect(try store.views.bytes.total(in: txn) == committed * 64)
             }

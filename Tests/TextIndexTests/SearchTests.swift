@@ -94,3 +94,22 @@ struct SearchTests {
         #expect(try t.search("ok").count == 1)
     }
 }
+
+@Suite("A damaged index")
+struct DamagedIndexTests {
+    @Test("statistics smaller than the stored documents: replacing a document is a corrupt-index error, not a trap")
+    func statisticsUnderflow() throws {
+        let temporary = try TemporaryIndex()
+        try temporary.write { try $0.upsert(.item("a", title: "oat latte")) }
+        // Statistics as a damaged view or a bad snapshot could hold them: no documents.
+        try temporary.environment.write { txn in
+            let meta: Database<String, [UInt8]> = try txn.openDatabase("search.meta")
+            var stats = try #require(try meta.get("stats", in: txn))
+            for i in 5..<stats.count { stats[i] = 0 }   // past format and next id: every count 0
+            try meta.put(stats, forKey: "stats", in: txn)
+        }
+        #expect(throws: TextIndexError.self) {
+            try temporary.write { try $0.upsert(.item("a", title: "flat white")) }
+        }
+    }
+}

@@ -48,6 +48,14 @@ public enum ActivityEventCatalog {
         return try decoded.message.jsonString()
     }
 
+    /// The user space `event` belongs to: `""` for the default space (and
+    /// every event of schema version 1), nil for a store-wide event
+    /// (`activityTypes.declared`), a redacted one, or one of another domain.
+    /// Reads the payload's field 15 only.
+    public static func user(of event: RecordedEvent) throws -> String? {
+        try EventSpace.user(of: event)
+    }
+
     /// Throws when `event` is an activity event whose payload does not
     /// decode: a `payloadCheck` for ``EventLog/EventStore/verify(payloadCheck:progress:)``.
     /// Core Spotlight events are checked too.

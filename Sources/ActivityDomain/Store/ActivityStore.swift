@@ -46,7 +46,9 @@ public final class ActivityStore: UserScoped {
     public var scope: String? { nil }
 
     /// Opens (or creates) the store in directory `path` and brings its views
-    /// up to date with the log.
+    /// up to date with the log; with `options.store.readOnly`, opens an
+    /// existing store to read and touches nothing (a read of views that lag
+    /// the log throws `viewsStale` saying how far behind they are).
     public init(path: String, options: ActivityStoreOptions = ActivityStoreOptions()) throws {
         eventStore = try EventStore<ActivityViews>(path: path, options: options.store)
         self.options = options

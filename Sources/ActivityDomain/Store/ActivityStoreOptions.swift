@@ -10,7 +10,10 @@ import Foundation
 /// let store = try ActivityStore(path: "/var/lib/app/activities", options: options)
 /// ```
 public struct ActivityStoreOptions: Sendable {
-    /// The engine's options: durability, map size, clock, group commit.
+    /// The engine's options: durability, map size, clock, group commit, and
+    /// `readOnly` for a store opened only to read (an audit, a reporting
+    /// process beside the service): it never waits for the service's writes
+    /// and never rebuilds its views (`Docs/Architecture.md`, "Reading never writes").
     public var store = StoreOptions()
     /// The largest encoded `userInfo` (tagged JSON, UTF-8 bytes) that Handoff
     /// offers; Apple's limit is 3,072 bytes.

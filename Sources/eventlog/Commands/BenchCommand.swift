@@ -29,6 +29,7 @@ struct BenchCommand: Subcommand {
                   --queries ../shared/corpus/queries.txt
               eventlog bench --batch-sizes 10 --writers 1,4          # what group commit gives
               eventlog bench --durability durable,noSync --csv > bench.csv
+              eventlog bench --batch-sizes 1,10,100,1000 --durability durable,noSync --plot sweep.svg
             """
     )
 
@@ -73,6 +74,10 @@ struct BenchCommand: Subcommand {
 
     @Flag(help: "Print CSV, one row per setting.")
     var csv = false
+
+    @Option(help: ArgumentHelp("Also draw the sweep as an SVG chart: items/s and commit latency p50/p99 against batch size, a series per durability and writer count.",
+                               valueName: "file.svg"))
+    var plot: String?
 
     func validate() throws {
         if json && csv { throw ValidationError("--json and --csv exclude each other") }
@@ -125,6 +130,13 @@ struct BenchCommand: Subcommand {
         }
         progress.finish()
         let report = BenchReport(settings: results, source: corpus ?? "generated", maxCommits: maxCommits)
+        if let plot {
+            do {
+                try BenchPlot(results).svg.write(toFile: plot, atomically: true, encoding: .utf8)
+            } catch {
+                throw CLIError("--plot \(plot): \(error.localizedDescription)")
+            }
+        }
         if json {
             try report.printJSON()
         } else if csv {

@@ -9,9 +9,12 @@ struct LogCommand: Subcommand {
         discussion: """
             With --json, JSON Lines (one event a line, so a long log streams):
             {"position","type","version","at","event"}, event being the decoded payload.
+            The log is the store's, every user's events in one order; --user keeps one user's
+            (and not the store-wide ones).
 
             Examples:
               eventlog log --limit 20
+              eventlog log --user alice --json
               eventlog log --from 1000 --json | jq .type
             """
     )
@@ -24,6 +27,9 @@ struct LogCommand: Subcommand {
     @Option(help: "At most this many events.")
     var limit: Int?
 
+    @Option(help: ArgumentHelp("Only the events of this user space (\"\" for the default space).", valueName: "user"))
+    var user: String?
+
     @Flag(help: "JSON Lines: {\"position\",\"type\",\"version\",\"at\",\"event\"}.")
     var json = false
 
@@ -33,11 +39,12 @@ struct LogCommand: Subcommand {
     }
 
     func execute() throws {
-        let store = try location.openExisting()
+        let store = try location.openForReading()
         var printed = 0
         let limit = self.limit ?? .max
         guard limit > 0 else { return }
         try store.eventStore.forEachEvent(from: from) { event in
+            if let user, try ActivityEventCatalog.user(of: event) != user { return true }
             if json {
                 Output.json(try ViewJSON.event(event))
             } else {

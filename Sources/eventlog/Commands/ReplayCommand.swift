@@ -48,7 +48,9 @@ struct ReplayCommand: Subcommand {
     }
 
     func execute() throws {
-        let store = try location.openExisting()
+        // --verify and --to/--into only read the live store (they build elsewhere): read-only, so
+        // they neither wait for a writer nor catch its views up first. A rebuild writes.
+        let store = try verify || into != nil ? location.openForReading() : location.openExisting()
         let progress = Progress()
         defer { progress.finish() }
         if verify {

@@ -61,7 +61,7 @@ struct SnapshotCommand: ParsableCommand {
         var json = false
 
         func execute() throws {
-            let store = try location.openExisting()
+            let store = try location.openForReading()
             let snapshots = try store.eventStore.snapshots()
             let checked = snapshots.map { ($0, store.eventStore.verifySnapshot($0)) }
             if json {

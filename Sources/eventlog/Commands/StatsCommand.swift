@@ -6,11 +6,18 @@ import LMDB
 struct StatsCommand: Subcommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
-        abstract: "Head position, event counts by type, bytes per database, map size and use, reader slots.",
+        abstract: "Head position, how far each view is behind, event counts by type, bytes per database, map size and use, reader slots.",
         discussion: """
             Counting events by type walks the whole log (short read transactions, beside writers).
-            JSON: {"head","eventCounts":{TYPE:N},"databases":[{"name","entries","bytes"}],
-                   "mapSize","mapUsed","pageSize","readers":{"max","used"}}.
+            A view is behind when it has not applied the whole log, or was built by another projection
+            version; `eventlog replay` rebuilds it. Reader slots are "none" when the store is read without
+            its lock file (a read-only directory).
+            JSON: {"head","views":[{"projection","version","storedVersion","checkpoint","behind","current"}],
+                   "eventCounts":{TYPE:N},"databases":[{"name","entries","bytes"}],
+                   "mapSize","mapUsed","pageSize","readers":{"max","used","lockFile"},
+                   "follow":{"stream","streamHead","streamEpoch","lag","seenAt"},"ships":[{"stream","epoch"}]};
+            "follow" (a follower's lag: the stream's head when it last looked, less its own head) and
+            "ships" (the streams this store ships to as their leader) are omitted when empty.
 
             Example:
               eventlog stats --json
@@ -23,15 +30,16 @@ struct StatsCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = try location.openExisting()
+        let store = try location.openForReading()
         let environment = store.eventStore.environment
-        let (head, databases) = try store.read { txn -> (Position, [(name: String, stats: DatabaseStatistics)]) in
+        // The environment's read, not the store's: stats reports stale views rather than refusing them.
+        let (head, databases, status) = try environment.read { txn -> (Position, [(name: String, stats: DatabaseStatistics)], ViewStatus) in
             var list: [(name: String, stats: DatabaseStatistics)] = []
             for name in try txn.databaseNames() {
                 let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
                 list.append((name, try db.statistics(in: txn)))
             }
-            return (try store.eventStore.head(in: txn), list)
+            return (try store.eventStore.head(in: txn), list, try store.eventStore.viewStatus(in: txn))
         }
         var counts: [String: Int] = [:]
         let progress = Progress()
@@ -44,9 +52,21 @@ struct StatsCommand: Subcommand {
         }
         progress.finish()
         let info = environment.info()
+        let follow = try store.eventStore.followState()
+        let ships = try store.eventStore.shippingEpochs()
+        let lag = follow.map { $0.streamHead > head ? $0.streamHead - head : 0 }
         if json {
-            Output.json(.object([
+            var members: [String: JSONValue] = [
                 "head": .integer(Int64(head)),
+                "views": .array(status.projections.map { view in
+                    var members: [String: JSONValue] = [
+                        "projection": .string(view.name), "version": .integer(Int64(view.version)),
+                        "checkpoint": .integer(Int64(view.checkpoint)), "behind": .integer(Int64(view.eventsBehind)),
+                        "current": .bool(view.isCurrent),
+                    ]
+                    if let stored = view.storedVersion { members["storedVersion"] = .integer(Int64(stored)) }
+                    return .object(members)
+                }),
                 "eventCounts": .object(counts.mapValues { .integer(Int64($0)) }),
                 "databases": .array(databases.map {
                     .object(["name": .string($0.name), "entries": .integer(Int64($0.stats.entries)),
@@ -55,14 +75,40 @@ struct StatsCommand: Subcommand {
                 "mapSize": .integer(Int64(info.mapSize)),
                 "mapUsed": .integer(Int64(info.usedBytes)),
                 "pageSize": .integer(Int64(info.pageSize)),
-                "readers": .object(["max": .integer(Int64(info.maxReaders)), "used": .integer(Int64(info.readersUsed))]),
-            ]))
+                "readers": .object(["max": .integer(Int64(info.maxReaders)), "used": .integer(Int64(info.readersUsed)),
+                                    "lockFile": .bool(!environment.readsWithoutLock)]),
+            ]
+            if let follow, let lag {
+                members["follow"] = .object([
+                    "stream": .string(follow.stream), "streamHead": .integer(Int64(follow.streamHead)),
+                    "streamEpoch": .integer(follow.streamEpoch), "lag": .integer(Int64(lag)),
+                    "seenAt": .string(Output.time(follow.seenAt)),
+                ])
+            }
+            if !ships.isEmpty {
+                members["ships"] = .array(ships.map { .object(["stream": .string($0.stream), "epoch": .integer($0.epoch)]) })
+            }
+            Output.json(.object(members))
             return
         }
         Output.line("store      \(environment.path)")
         Output.line("head       \(head)")
         Output.line("map        \(bytes(info.usedBytes)) used of \(bytes(info.mapSize)) (page \(info.pageSize) bytes)")
-        Output.line("readers    \(info.readersUsed) of \(info.maxReaders) slots in use")
+        if environment.readsWithoutLock {
+            Output.line("readers    none: read without the lock file (read-only directory), consistent only while nothing writes")
+        } else {
+            Output.line("readers    \(info.readersUsed) of \(info.maxReaders) slots in use")
+        }
+        if let follow, let lag {
+            Output.line("follows    \(follow.stream): \(lag) records behind (stream head \(follow.streamHead) at epoch \(follow.streamEpoch), seen \(Output.time(follow.seenAt)))")
+        }
+        for ship in ships { Output.line("ships to   \(ship.stream) at epoch \(ship.epoch)") }
+        Output.line("views      \(status.isCurrent ? "current" : "BEHIND: \(status)")")
+        Output.line("")
+        Output.table(["VIEW", "VERSION", "BUILT BY", "APPLIED THROUGH", "BEHIND"], status.projections.map {
+            [$0.name, String($0.version), $0.storedVersion.map(String.init) ?? "-", String($0.checkpoint),
+             $0.isOtherVersion ? "other version" : String($0.eventsBehind)]
+        })
         Output.line("")
         Output.table(["EVENT TYPE", "COUNT"], counts.keys.sorted(by: utf8Less).map { [$0, String(counts[$0]!)] })
         Output.line("")

@@ -34,7 +34,7 @@ struct SuggestionsCommand: Subcommand {
 
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
-        let suggestions = try userOption.space(in: try location.openExisting()).suggestions(now: now, limit: limit)
+        let suggestions = try userOption.space(in: try location.openForReading()).suggestions(now: now, limit: limit)
         if json {
             Output.jsonArray(suggestions.map { suggestion in
                 var members: [String: JSONValue] = [

@@ -21,7 +21,7 @@ struct UsersCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let users = try location.openExisting().users()
+        let users = try location.openForReading().users()
         if json {
             Output.jsonArray(users.map { summary in
                 .object([

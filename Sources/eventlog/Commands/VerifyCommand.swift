@@ -24,7 +24,7 @@ struct VerifyCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = try location.openExisting()
+        let store = try location.openForReading()
         let progress = Progress()
         let report = try store.eventStore.verify(payloadCheck: ActivityEventCatalog.checkPayload) { walk in
             progress.update("verifying: position \(walk.position) of \(walk.end), \(walk.bytes >> 20) MiB, \(progress.rate(walk.position)) records")

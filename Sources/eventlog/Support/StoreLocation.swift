@@ -10,6 +10,11 @@ struct StoreLocation: ParsableArguments {
         "The store directory.", discussion: "Default: $EVENTLOG_STORE, else ./eventlog-data.", valueName: "dir"))
     var store: String?
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "Read views that lag the log as they stand.",
+        discussion: "Read commands only. Without it, a read of views that lag the log fails and says how far behind they are; with it, they answer as of the position they applied through, and a warning on stderr says so. Views built by another projection version are refused either way: `eventlog replay` rebuilds them."))
+    var allowLaggingViews = false
+
     /// The directory the command works on.
     var path: String {
         if let store { return store }
@@ -17,10 +22,26 @@ struct StoreLocation: ParsableArguments {
         return "./eventlog-data"
     }
 
-    /// Opens an existing store; a missing one is an error naming the path
-    /// (a read command must not create an empty store where a typo pointed).
+    /// Opens an existing store for a command that writes; a missing one is
+    /// an error naming the path.
     func openExisting() throws -> ActivityStore {
         try Self.open(path, create: false)
+    }
+
+    /// Opens an existing store read-only, for a command that only reads
+    /// (SPEC §2 "Reading never writes"): no write transaction, so it never
+    /// waits for a writer and works on a read-only directory; no catch-up or
+    /// rebuild of the views. Lagging views are refused by the reads, or
+    /// served with a warning here under `--allow-lagging-views`.
+    func openForReading() throws -> ActivityStore {
+        var options = Self.options(create: false)
+        options.store.readOnly = true
+        options.store.servesLaggingViews = allowLaggingViews
+        let store = try ActivityStore(path: path, options: options)
+        if allowLaggingViews, let status = try? store.eventStore.viewStatus(), !status.isCurrent, !status.hasOtherVersions {
+            Output.error("eventlog: warning: the views lag the log, and answer as of an earlier position: \(status)")
+        }
+        return store
     }
 
     /// Opens the store, creating it when missing (`apply`, `demo`).
@@ -29,6 +50,10 @@ struct StoreLocation: ParsableArguments {
     }
 
     static func open(_ path: String, create: Bool) throws -> ActivityStore {
+        try ActivityStore(path: path, options: options(create: create))
+    }
+
+    private static func options(create: Bool) -> ActivityStoreOptions {
         var options = ActivityStoreOptions()
         options.store.createIfMissing = create
         // The engine's notices (a projection rebuilt on open…) go to stderr,
@@ -36,6 +61,6 @@ struct StoreLocation: ParsableArguments {
         var logger = Logger(label: "eventlog") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = .notice
         options.store.logger = logger
-        return try ActivityStore(path: path, options: options)
+        return options
     }
 }

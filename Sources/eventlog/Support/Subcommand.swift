@@ -1,4 +1,5 @@
 import ArgumentParser
+import EventLog
 import Foundation
 
 /// A subcommand whose failures all end the same way: one message on stderr
@@ -15,6 +16,10 @@ extension Subcommand {
             try execute()
         } catch let exit as ExitCode {
             throw exit
+        } catch let error as EventLogError where error.code == .viewsStale {
+            Output.error("eventlog \(Self.configuration.commandName ?? ""): \(error)\n"
+                + "`eventlog replay` rebuilds the views; --allow-lagging-views reads views that only lag, as they stand")
+            throw ExitCode.failure
         } catch {
             Output.error("eventlog \(Self.configuration.commandName ?? ""): \(error)")
             throw ExitCode.failure
@@ -26,4 +31,22 @@ extension Subcommand {
 struct CLIError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// ``Subcommand`` for commands that run async work (shipping, following).
+protocol AsyncSubcommand: AsyncParsableCommand {
+    func execute() async throws
+}
+
+extension AsyncSubcommand {
+    func run() async throws {
+        do {
+            try await execute()
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            Output.error("eventlog \(Self.configuration.commandName ?? ""): \(error)")
+            throw ExitCode.failure
+        }
+    }
 }

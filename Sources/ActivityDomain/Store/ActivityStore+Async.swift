@@ -1,0 +1,162 @@
+import EventLog
+import Foundation
+import LMDB
+import TextIndex
+
+/// The async face of ``ActivityStore`` and of a user's handle
+/// (``ActivityStore/user(_:)``), for services written with Swift
+/// concurrency: each call runs its synchronous twin on the engine's blocking
+/// queue (``EventLog/BlockingWork``, as GRDB's async `write` does) and
+/// resumes the caller when it is done, so no cooperative thread waits for a
+/// commit's fsync. Writes from many tasks still share commits. A write, once
+/// started, is not cancelled: it commits or throws.
+///
+/// ```swift
+/// let alice = store.user("alice")
+/// try await alice.createActivity(activity)
+/// try await alice.becomeCurrent("a1")
+/// let hits = try await alice.search("coffee", now: Date())
+/// let n = try await alice.reading { try $0.savedActivities().count }   // any read, off the cooperative threads
+/// ```
+extension UserScoped {
+    // MARK: Commands
+
+    @discardableResult
+    public func perform(_ commands: [ActivityCommand], at time: Date? = nil,
+                        options writeOptions: WriteOptions = WriteOptions()) async throws -> [CommandResult] {
+        try await BlockingWork.run { try self.perform(commands, at: time, options: writeOptions) }
+    }
+
+    @discardableResult
+    public func createActivity(_ activity: UserActivity, at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.createActivity(activity, at: time) }
+    }
+
+    @discardableResult
+    public func updateActivity(_ activity: String, _ update: ActivityUpdate, at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.updateActivity(activity, update, at: time) }
+    }
+
+    @discardableResult
+    public func addUserInfoEntries(_ entries: [String: UserInfoValue], to activity: String, at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.addUserInfoEntries(entries, to: activity, at: time) }
+    }
+
+    @discardableResult
+    public func becomeCurrent(_ activity: String, at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.becomeCurrent(activity, at: time) }
+    }
+
+    @discardableResult
+    public func resignCurrent(_ activity: String, at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.resignCurrent(activity, at: time) }
+    }
+
+    @discardableResult
+    public func invalidate(_ activity: String, at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.invalidate(activity, at: time) }
+    }
+
+    @discardableResult
+    public func deleteSavedUserActivities(withPersistentIdentifiers identifiers: [String], at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.deleteSavedUserActivities(withPersistentIdentifiers: identifiers, at: time) }
+    }
+
+    @discardableResult
+    public func deleteAllSavedUserActivities(at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.deleteAllSavedUserActivities(at: time) }
+    }
+
+    @discardableResult
+    public func indexSearchableItems(_ items: [SearchableItem], at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.indexSearchableItems(items, at: time) }
+    }
+
+    @discardableResult
+    public func deleteSearchableItems(withIdentifiers identifiers: [String], at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.deleteSearchableItems(withIdentifiers: identifiers, at: time) }
+    }
+
+    @discardableResult
+    public func deleteSearchableItems(withDomainIdentifiers domains: [String], at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.deleteSearchableItems(withDomainIdentifiers: domains, at: time) }
+    }
+
+    @discardableResult
+    public func deleteAllSearchableItems(at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.deleteAllSearchableItems(at: time) }
+    }
+
+    @discardableResult
+    public func purgeExpired(now: Date, at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.purgeExpired(now: now, at: time) }
+    }
+
+    // MARK: Reads
+
+    /// Any read of this space (or store), run off the cooperative threads.
+    public func reading<R: Sendable>(_ body: @escaping @Sendable (Self) throws -> R) async throws -> R {
+        try await BlockingWork.run { try body(self) }
+    }
+
+    public func activity(_ id: String) async throws -> ActivityRecord? {
+        try await BlockingWork.run { try self.activity(id) }
+    }
+
+    public func currentActivities() async throws -> [CurrentActivity] {
+        try await BlockingWork.run { try self.currentActivities() }
+    }
+
+    public func savedActivities() async throws -> [SavedActivity] {
+        try await BlockingWork.run { try self.savedActivities() }
+    }
+
+    public func handoffCandidates(device: String, now: Date) async throws -> [CurrentActivity] {
+        try await BlockingWork.run { try self.handoffCandidates(device: device, now: now) }
+    }
+
+    public func resolve(_ identifier: String) async throws -> SavedActivityResolution {
+        try await BlockingWork.run { try self.resolve(identifier) }
+    }
+
+    public func suggestions(now: Date, limit: Int = 10) async throws -> [Suggestion] {
+        try await BlockingWork.run { try self.suggestions(now: now, limit: limit) }
+    }
+
+    public func fetchLastClientState(index: String) async throws -> Data? {
+        try await BlockingWork.run { try self.fetchLastClientState(index: index) }
+    }
+
+    public func items() async throws -> [IndexedItem] {
+        try await BlockingWork.run { try self.items() }
+    }
+
+    public func search(_ text: String, now: Date, limit: Int = 20) async throws -> [SearchHit] {
+        try await BlockingWork.run { try self.search(text, now: now, limit: limit) }
+    }
+
+    public func query(_ expression: String, now: Date) async throws -> [SearchHit] {
+        try await BlockingWork.run { try self.query(expression, now: now) }
+    }
+}
+
+extension ActivityStore {
+    @discardableResult
+    public func perform(_ commands: [ActivityCommand.Timed], at time: Date? = nil,
+                        options writeOptions: WriteOptions = WriteOptions()) async throws -> [CommandResult] {
+        try await BlockingWork.run { try self.perform(commands, at: time, options: writeOptions) }
+    }
+
+    @discardableResult
+    public func declareActivityTypes(_ types: [String], at time: Date? = nil) async throws -> CommandResult {
+        try await BlockingWork.run { try self.declareActivityTypes(types, at: time) }
+    }
+
+    public func read<R: Sendable>(_ body: @escaping @Sendable (ReadTransaction) throws -> R) async throws -> R {
+        try await BlockingWork.run { try self.read(body) }
+    }
+
+    public func users() async throws -> [UserSummary] {
+        try await BlockingWork.run { try self.users() }
+    }
+}

@@ -1,0 +1,170 @@
+import EventLog
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A stream's head in PostgreSQL: the epoch of the leader that may ship to
+/// it, and the position and link of its last record.
+public struct StreamHead: Sendable, Equatable, CustomStringConvertible {
+    public var epoch: Int64
+    public var position: Position
+    public var link: ChainLink
+
+    public var description: String { "epoch \(epoch), position \(position), link \(link)" }
+}
+
+/// The two tables a stream lives in (`Docs/Scaling.md` gives the layout):
+///
+/// ```sql
+/// CREATE TABLE eventlog_streams (        -- one row a stream: its head
+///     stream     text PRIMARY KEY,
+///     epoch      bigint NOT NULL,        -- the leader's epoch; a take-over adds 1
+///     position   bigint NOT NULL,        -- the last record's position (0: none yet)
+///     link       bytea  NOT NULL,        -- the last record's link (32 bytes)
+///     updated_at timestamptz NOT NULL);
+/// CREATE TABLE eventlog_records (        -- the records, byte for byte
+///     stream   text   NOT NULL,
+///     position bigint NOT NULL,
+///     epoch    bigint NOT NULL,          -- the epoch that shipped it
+///     record   bytea  NOT NULL,          -- the record as the log holds it
+///     PRIMARY KEY (stream, position));
+/// ```
+///
+/// Positions come from the leader's log, never from a PostgreSQL sequence.
+struct StreamTables {
+    let connection: PostgresConnection
+    let stream: String
+    let logger: Logger
+
+    /// The channel of `NOTIFY`; the payload is the stream's name. Only a
+    /// wake-up hint: followers also poll.
+    static let channel = "eventlog_records"
+
+    /// A stream name: 1 to 128 of `A-Z a-z 0-9 . _ -`.
+    static func validate(stream: String, operation: String) throws {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+        guard (1...128).contains(stream.count), stream.allSatisfy({ allowed.contains($0) }) else {
+            throw ShippingError(.invalidArgument, operation: operation,
+                                "stream name \"\(stream)\" is not allowed; allowed: 1 to 128 of A-Z a-z 0-9 . _ -")
+        }
+    }
+
+    /// Creates the tables when missing. Under a transaction-scoped advisory
+    /// lock, so that two shippers starting together do not race on
+    /// `CREATE TABLE IF NOT EXISTS`.
+    /// The longest a statement or a batch's transaction may take before the
+    /// connection is given up and the work retried on a new one.
+    static let deadline: Duration = .seconds(60)
+
+    func create() async throws {
+        try await withDeadline(Self.deadline, "create tables") { try await self.createTables() }
+    }
+
+    private func createTables() async throws {
+        try await connection.withTransaction(logger: logger) { c in
+            try await c.query("SELECT pg_advisory_xact_lock(7310503347416952676)", logger: logger)
+            try await c.query("""
+                CREATE TABLE IF NOT EXISTS eventlog_streams (
+                    stream text PRIMARY KEY,
+                    epoch bigint NOT NULL,
+                    position bigint NOT NULL,
+                    link bytea NOT NULL,
+                    updated_at timestamptz NOT NULL DEFAULT now())
+                """, logger: logger)
+            try await c.query("""
+                CREATE TABLE IF NOT EXISTS eventlog_records (
+                    stream text NOT NULL,
+                    position bigint NOT NULL,
+                    epoch bigint NOT NULL,
+                    record bytea NOT NULL,
+                    PRIMARY KEY (stream, position))
+                """, logger: logger)
+        }
+    }
+
+    /// The stream's head; nil when the stream (or the tables) do not exist.
+    func head() async throws -> StreamHead? {
+        try await withDeadline(Self.deadline, "read stream head") { try await self.head(on: self.connection) }
+    }
+
+    /// The head as `c` sees it, locked until the end of its transaction with `forUpdate`.
+    func head(on c: PostgresConnection, forUpdate: Bool = false) async throws -> StreamHead? {
+        let rows: PostgresRowSequence
+        do {
+            rows = forUpdate
+                ? try await c.query("SELECT epoch, position, link FROM eventlog_streams WHERE stream = \(stream) FOR UPDATE", logger: logger)
+                : try await c.query("SELECT epoch, position, link FROM eventlog_streams WHERE stream = \(stream)", logger: logger)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P01" {
+            return nil   // undefined_table: nothing was ever shipped to this database
+        }
+        for try await (epoch, position, link) in rows.decode((Int64, Int64, ByteBuffer).self) {
+            guard position >= 0, let chainLink = ChainLink(Array(link.readableBytesView)) else {
+                throw ShippingError(.diverged, operation: "read stream head",
+                                    "stream \(stream)'s head row is malformed (position \(position), link of \(link.readableBytes) bytes)")
+            }
+            return StreamHead(epoch: epoch, position: Position(position), link: chainLink)
+        }
+        return nil
+    }
+
+    /// Creates the stream's head row at `epoch`, position 0, unless it exists.
+    func createHead(epoch: Int64) async throws {
+        try await withDeadline(Self.deadline, "create stream head") { try await self.insertHead(epoch: epoch) }
+    }
+
+    private func insertHead(epoch: Int64) async throws {
+        let zero = ByteBuffer(bytes: ChainLink.zero.bytes)
+        try await connection.query("""
+            INSERT INTO eventlog_streams (stream, epoch, position, link) VALUES (\(stream), \(epoch), 0, \(zero))
+            ON CONFLICT (stream) DO NOTHING
+            """, logger: logger)
+    }
+
+    /// Up to `limit` records after `position` (through `end`), in order.
+    /// Throws when one is missing: positions must follow each other.
+    func records(after position: Position, through end: Position, limit: Int) async throws -> [LogRecord] {
+        guard position < end else { return [] }
+        return try await withDeadline(Self.deadline, "read stream") {
+            try await self.fetch(after: position, through: end, limit: limit)
+        }
+    }
+
+    private func fetch(after position: Position, through end: Position, limit: Int) async throws -> [LogRecord] {
+        let rows = try await connection.query("""
+            SELECT position, record FROM eventlog_records
+            WHERE stream = \(stream) AND position > \(Int64(position)) AND position <= \(Int64(end))
+            ORDER BY position LIMIT \(Int64(limit))
+            """, logger: logger)
+        var result: [LogRecord] = []
+        var expected = position + 1
+        for try await (p, bytes) in rows.decode((Int64, ByteBuffer).self) {
+            guard p == Int64(expected) else {
+                throw ShippingError(.missing, operation: "read stream", "record \(expected) is missing from stream \(stream)", position: expected)
+            }
+            do {
+                result.append(try LogRecord(position: expected, bytes: Array(bytes.readableBytesView)))
+            } catch let error as EventLogError {
+                throw ShippingError(.diverged, operation: "read stream", "stream \(stream): \(error.message)", position: expected)
+            }
+            expected += 1
+        }
+        if result.isEmpty {
+            throw ShippingError(.missing, operation: "read stream", "record \(expected) is missing from stream \(stream)", position: expected)
+        }
+        return result
+    }
+
+    /// The record at `position`, or nil.
+    func record(at position: Position) async throws -> LogRecord? {
+        try await withDeadline(Self.deadline, "read stream") { try await self.fetch(at: position) }
+    }
+
+    private func fetch(at position: Position) async throws -> LogRecord? {
+        let rows = try await connection.query(
+            "SELECT record FROM eventlog_records WHERE stream = \(stream) AND position = \(Int64(position))", logger: logger)
+        for try await bytes in rows.decode(ByteBuffer.self) {
+            return try LogRecord(position: position, bytes: Array(bytes.readableBytesView))
+        }
+        return nil
+    }
+}

@@ -1,0 +1,269 @@
+import Foundation
+import Testing
+
+/// Disk faults injected into real `eventlog` processes: `FaultShim/faultshim.c`,
+/// built here with the system's C compiler and loaded with `LD_PRELOAD`,
+/// fails the Nth write, pwrite, writev, fsync or fdatasync on the store's
+/// files with EIO or ENOSPC, once or from then on. For each command of
+/// ``FaultWorkload/all``, N sweeps the command's whole run (the calls a clean
+/// run makes, counted by the shim) and after each fault:
+///
+/// - the command exits with an error that names the I/O failure: no crash
+///   (signal), no hang (a generous timeout);
+/// - a clean process finds the log the command started from, plus whole
+///   transactions of the command and nothing partial: its `log --json` is a
+///   prefix of a clean run's that ends at a commit;
+/// - `verify` passes and `replay --verify` finds the views equal to a replay;
+/// - the store takes new writes (and the command's own follow-up checks pass).
+///
+/// By default each command's N is sampled evenly (at most
+/// `maxFaultsPerCommand`, each N with one of the four kinds of fault in
+/// turn); `EVENTLOG_FAULT_SWEEP=full` runs every N with every kind.
+@Suite("Fault injection", .serialized)
+struct FaultInjectionTests {
+    static let maxFaultsPerCommand = 48
+
+    @Test("a failed write or sync is a clean error that loses nothing acknowledged", arguments: FaultWorkload.all)
+    func sweep(_ workload: FaultWorkload) throws {
+        let shim = try FaultShim.library()
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+
+        // The store the command starts from, and a clean run of the command.
+        let base = dir.sub("base/store")
+        try workload.prepare(base, dir)
+        let baseLog = try logLines(base)
+        let clean = dir.sub("clean/store")
+        try copyStore(base, to: clean)
+        let cleanRun = try FaultShim.run(workload.command(clean, dir), shim: shim, watching: dir.sub("clean"), fault: nil)
+        #expect(cleanRun.status == 0, "\(workload.name) without a fault: \(cleanRun.stderr)")
+        let calls = cleanRun.calls
+        #expect(calls > 0, "\(workload.name): the shim saw no write or sync on the store")
+        let cleanLog = try logLines(clean)
+        #expect(Array(cleanLog.prefix(baseLog.count)) == baseLog)
+        let commits = Set([baseLog.count] + commitEnds(cleanLog).filter { $0 >= baseLog.count })
+
+        let full = ProcessInfo.processInfo.environment["EVENTLOG_FAULT_SWEEP"] == "full"
+        var faults: [(nth: Int, kind: FaultKind)] = []
+        if full {
+            faults = (1...calls).flatMap { n in FaultKind.allCases.map { (n, $0) } }
+        } else {
+            let count = min(calls, Self.maxFaultsPerCommand)
+            let picks = (0..<count).map { count == 1 ? 1 : 1 + $0 * (calls - 1) / (count - 1) }
+            faults = Array(Set(picks)).sorted().enumerated().map { ($1, FaultKind.allCases[$0 % FaultKind.allCases.count]) }
+        }
+
+        var injected = 0
+        for (index, fault) in faults.enumerated() {
+            let label = "\(workload.name), call \(fault.nth) of \(calls), \(fault.kind)"
+            let run = dir.sub("run-\(index)")
+            let store = (run as NSString).appendingPathComponent("store")
+            try copyStore(base, to: store)
+            let result = try FaultShim.run(workload.command(store, dir), shim: shim, watching: run, fault: (fault.nth, fault.kind))
+            #expect(!result.timedOut, "\(label): the command hung")
+            #expect(result.signal == nil, "\(label): the command crashed with signal \(result.signal ?? 0): \(result.stderr)")
+            if result.failedCalls > 0 {
+                injected += 1
+                #expect(result.status != 0, "\(label) (\(result.firstFailure)): the command succeeded")
+                #expect(result.stderr.contains(fault.kind.message), "\(label) (\(result.firstFailure)): unclear error: \(result.stderr)")
+            }
+
+            let verify = try CLI.run(["verify", "--store", store])
+            #expect(verify.status == 0, "\(label): verify: \(verify.stdout) \(verify.stderr)")
+            let log = try logLines(store)
+            #expect(commits.contains(log.count) && log == Array(cleanLog.prefix(log.count)),
+                    "\(label): the log has \(log.count) records; whole commits end at \(commits.sorted())")
+            let replay = try CLI.run(["replay", "--verify", "--store", store])
+            #expect(replay.status == 0, "\(label): replay --verify: \(replay.stdout) \(replay.stderr)")
+            try workload.after(store, dir, label)
+            let next = try dir.file("next-\(index).jsonl", [FaultWorkload.nextWrite])
+            let write = try CLI.run(["apply", "--store", store, next])
+            #expect(write.status == 0, "\(label): a new write after the fault: \(write.stderr)")
+            try? FileManager.default.removeItem(atPath: run)
+        }
+        #expect(injected == faults.count, "\(workload.name): \(faults.count - injected) faults were never reached")
+        FaultShim.record(workload.name, calls: calls, faults: injected)
+    }
+
+    /// The log as `log --json` prints it, a record a line.
+    func logLines(_ store: String) throws -> [String] {
+        let log = try CLI.run(["log", "--json", "--store", store])
+        #expect(log.status == 0, "log: \(log.stderr)")
+        return log.stdout.split(separator: "\n").map(String.init)
+    }
+
+    /// The record counts at which a commit of `log` ends: every operation
+    /// of the workloads has its own `at`, and all of a commit's events share it.
+    func commitEnds(_ log: [String]) -> [Int] {
+        let times = log.map { line -> String in
+            let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+            return object?["at"] as? String ?? ""
+        }
+        return times.indices.filter { $0 + 1 == times.count || times[$0] != times[$0 + 1] }.map { $0 + 1 }
+    }
+
+    func copyStore(_ source: String, to target: String) throws {
+        let parent = (target as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: source, toPath: target)
+    }
+}
+
+/// A command to fail, with the store it starts from and what must hold after.
+/// `compact`, `forget` and `ship` join this list when they exist.
+struct FaultWorkload: Sendable, CustomStringConvertible {
+    var name: String
+    /// Builds the starting store at `store` with clean processes.
+    var prepare: @Sendable (_ store: String, _ dir: TemporaryDirectory) throws -> Void
+    /// The command's arguments.
+    var command: @Sendable (_ store: String, _ dir: TemporaryDirectory) throws -> [String]
+    /// Checks of the command's own, after a fault (clean processes).
+    var after: @Sendable (_ store: String, _ dir: TemporaryDirectory, _ label: String) throws -> Void = { _, _, _ in }
+
+    var description: String { name }
+
+    /// The first operations, applied before the command runs.
+    static let prefix = Array(Sample.good.prefix(5))
+
+    /// A write the store must take after any fault.
+    static let nextWrite = #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"after-fault","attributeSet":{"title":"After"}}],"at":"2026-11-23T00:00:00Z"}"#
+
+    static func applyPrefix(_ store: String, _ dir: TemporaryDirectory) throws {
+        let file = try dir.file("prefix.jsonl", prefix)
+        let result = try CLI.run(["apply", "--store", store, file])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    static let all: [FaultWorkload] = [
+        // Appends: each remaining line of the sample its own commit.
+        FaultWorkload(name: "apply", prepare: applyPrefix, command: { store, dir in
+            ["apply", "--transaction-size", "1", "--store", store, try dir.file("rest.jsonl", Array(Sample.good.dropFirst(5)))]
+        }),
+        // A snapshot: whole or absent, never a damaged one listed as valid.
+        FaultWorkload(name: "snapshot create", prepare: { store, dir in
+            try applyPrefix(store, dir)
+        }, command: { store, _ in
+            ["snapshot", "create", "--store", store]
+        }, after: { store, _, label in
+            let list = try CLI.run(["snapshot", "list", "--json", "--store", store])
+            #expect(list.status == 0, "\(label): snapshot list: \(list.stderr)")
+            for snapshot in try list.objects() {
+                #expect(snapshot["valid"] as? Bool == true, "\(label): a damaged snapshot is left: \(snapshot)")
+            }
+            let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: (store as NSString).appendingPathComponent("snapshots"))) ?? [])
+                .filter { !$0.hasSuffix(".snapshot") }
+            #expect(leftovers.isEmpty, "\(label): partial files are left: \(leftovers)")
+            let again = try CLI.run(["snapshot", "create", "--store", store])
+            #expect(again.status == 0, "\(label): snapshot create after the fault: \(again.stderr)")
+        }),
+        // The rebuild's scratch environment and the swap into the live store.
+        FaultWorkload(name: "replay", prepare: { store, dir in
+            try applyPrefix(store, dir)
+            let rest = try dir.file("rest.jsonl", Array(Sample.good.dropFirst(5)))
+            #expect(try CLI.run(["apply", "--store", store, rest]).status == 0)
+        }, command: { store, _ in
+            ["replay", "--full", "--store", store]
+        }, after: { store, _, label in
+            let again = try CLI.run(["replay", "--store", store])
+            #expect(again.status == 0, "\(label): replay after the fault: \(again.stderr)")
+            let scratch = ((try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []).filter { $0.hasPrefix("replay-scratch") }
+            #expect(scratch.isEmpty, "\(label): scratch environments are left: \(scratch)")
+        }),
+    ]
+}
+
+enum FaultKind: CaseIterable, CustomStringConvertible {
+    case ioOnce, noSpaceOnce, ioFromThenOn, noSpaceFromThenOn
+
+    var errnoName: String { self == .ioOnce || self == .ioFromThenOn ? "EIO" : "ENOSPC" }
+    var persists: Bool { self == .ioFromThenOn || self == .noSpaceFromThenOn }
+    /// What the error message must say.
+    var message: String { errnoName == "EIO" ? "Input/output error" : "No space left on device" }
+    var description: String { "\(errnoName) \(persists ? "from then on" : "once")" }
+}
+
+enum FaultShim {
+    struct Run {
+        var status: Int32
+        var signal: Int32?
+        var timedOut: Bool
+        var stderr: String
+        var calls: Int
+        var failedCalls: Int
+        var firstFailure: String
+    }
+
+    /// Builds the shim once per test process.
+    static func library() throws -> String {
+        try built.get()
+    }
+
+    private static let built: Result<String, FaultShimError> = {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("FaultShim/faultshim.c").path
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("faultshim-\(getpid()).so").path
+        for compiler in ["cc", "gcc", "clang"] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [compiler, "-shared", "-fPIC", "-O2", "-o", output, source, "-ldl"]
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { continue }
+            process.waitUntilExit()
+            if process.terminationStatus == 0 { return .success(output) }
+        }
+        return .failure(FaultShimError(description: "no C compiler (cc, gcc, clang) could build \(source)"))
+    }()
+
+    /// Runs `eventlog ARGS` with the shim watching files under `watching`,
+    /// failing the `fault`'s call; kills it after a generous timeout.
+    static func run(_ arguments: [String], shim: String, watching: String, fault: (nth: Int, kind: FaultKind)?,
+                    timeout: TimeInterval = 120) throws -> Run {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("faultrun-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let err = scratch.appendingPathComponent("err"), report = scratch.appendingPathComponent("report")
+        try Data().write(to: err)
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "EVENTLOG_STORE")
+        env["LD_PRELOAD"] = shim
+        env["FAULT_PATH"] = watching + "/"
+        env["FAULT_REPORT"] = report.path
+        env["FAULT_NTH"] = fault.map { String($0.nth) } ?? "0"
+        env["FAULT_ERRNO"] = fault?.kind.errnoName ?? "EIO"
+        env["FAULT_PERSIST"] = fault?.kind.persists == true ? "1" : "0"
+        process.environment = env
+        let errHandle = try FileHandle(forWritingTo: err)
+        process.standardError = errHandle
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        var timedOut = false
+        while process.isRunning {
+            if Date() > deadline {
+                kill(process.processIdentifier, SIGKILL)
+                timedOut = true
+                break
+            }
+            usleep(2_000)
+        }
+        process.waitUntilExit()
+        try errHandle.close()
+        let fields = ((try? String(contentsOf: report, encoding: .utf8)) ?? "").split(separator: " ").map(String.init)
+        let signaled = process.terminationReason == .uncaughtSignal
+        return Run(status: process.terminationStatus, signal: signaled && !timedOut ? process.terminationStatus : nil,
+                   timedOut: timedOut, stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "",
+                   calls: fields.count >= 4 ? Int(fields[1]) ?? 0 : 0,
+                   failedCalls: fields.count >= 4 ? Int(fields[3]) ?? 0 : 0,
+                   firstFailure: fields.count >= 7 ? "\(fields[5]) \(fields[6].trimmingCharacters(in: .whitespacesAndNewlines))" : "-")
+    }
+
+    /// Prints the sweep's figures (for Docs/Reliability.md).
+    static func record(_ workload: String, calls: Int, faults: Int) {
+        print("fault sweep \(workload): \(calls) writes and syncs in a clean run, \(faults) faults injected")
+    }
+}
+
+struct FaultShimError: Error, CustomStringConvertible { var description: String }

@@ -1,0 +1,129 @@
+// An LD_PRELOAD shim that makes one write or sync on a store's files fail, as
+// a failing disk (EIO) or a full one (ENOSPC) would. The fault-injection
+// tests build it with the system's C compiler and run `eventlog` under it.
+//
+// It counts the calls to write, pwrite, pwrite64, writev, pwritev, fsync and
+// fdatasync on file descriptors whose path starts with FAULT_PATH (other
+// files, such as standard output, are neither counted nor failed), and:
+//
+//   FAULT_NTH=N       fails the Nth counted call (1-based; 0 or unset: none)
+//   FAULT_ERRNO=EIO   or ENOSPC: the error the failed call returns
+//   FAULT_PERSIST=1   fails every counted call from the Nth on, not just once
+//   FAULT_REPORT=F    at exit, writes "calls C failed K first NAME PATH" to F
+//
+// A failed call writes nothing: it returns -1 with errno set before the real
+// call is made.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static const char *prefix;
+static size_t prefix_length;
+static long nth;
+static int fault_errno = EIO;
+static int persist;
+static long calls;
+static long failed;
+static char first_name[32];
+static char first_path[PATH_MAX];
+
+__attribute__((constructor)) static void shim_init(void) {
+    prefix = getenv("FAULT_PATH");
+    prefix_length = prefix ? strlen(prefix) : 0;
+    const char *n = getenv("FAULT_NTH");
+    nth = n ? atol(n) : 0;
+    const char *e = getenv("FAULT_ERRNO");
+    fault_errno = e && strcmp(e, "ENOSPC") == 0 ? ENOSPC : EIO;
+    const char *p = getenv("FAULT_PERSIST");
+    persist = p && strcmp(p, "1") == 0;
+}
+
+__attribute__((destructor)) static void shim_report(void) {
+    const char *report = getenv("FAULT_REPORT");
+    if (!report) return;
+    FILE *f = fopen(report, "w");
+    if (!f) return;
+    fprintf(f, "calls %ld failed %ld first %s %s\n", calls, failed, failed ? first_name : "-", failed ? first_path : "-");
+    fclose(f);
+}
+
+// True when `fd` is a file under FAULT_PATH.
+static int watched(int fd) {
+    if (!prefix_length) return 0;
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t length = readlink(link, path, sizeof path - 1);
+    if (length < 0) return 0;
+    path[length] = 0;
+    return strncmp(path, prefix, prefix_length) == 0;
+}
+
+// Counts a call on `fd`; true when it must fail (errno is then set).
+static int should_fail(const char *name, int fd) {
+    if (!watched(fd)) return 0;
+    calls += 1;
+    if (nth <= 0 || calls < nth || (calls > nth && !persist)) return 0;
+    if (!failed) {
+        snprintf(first_name, sizeof first_name, "%s", name);
+        char link[64];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t length = readlink(link, first_path, sizeof first_path - 1);
+        first_path[length < 0 ? 0 : length] = 0;
+    }
+    failed += 1;
+    errno = fault_errno;
+    return 1;
+}
+
+// The libc function the shim stands in front of, looked up once.
+#define REAL(name) static __typeof__(&name) real_##name; if (!real_##name) real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name)
+
+ssize_t write(int fd, const void *buffer, size_t count) {
+    REAL(write);
+    if (should_fail("write", fd)) return -1;
+    return real_write(fd, buffer, count);
+}
+
+ssize_t pwrite(int fd, const void *buffer, size_t count, off_t offset) {
+    REAL(pwrite);
+    if (should_fail("pwrite", fd)) return -1;
+    return real_pwrite(fd, buffer, count, offset);
+}
+
+ssize_t pwrite64(int fd, const void *buffer, size_t count, off64_t offset) {
+    REAL(pwrite64);
+    if (should_fail("pwrite64", fd)) return -1;
+    return real_pwrite64(fd, buffer, count, offset);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int count) {
+    REAL(writev);
+    if (should_fail("writev", fd)) return -1;
+    return real_writev(fd, iov, count);
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t offset) {
+    REAL(pwritev);
+    if (should_fail("pwritev", fd)) return -1;
+    return real_pwritev(fd, iov, count, offset);
+}
+
+int fsync(int fd) {
+    REAL(fsync);
+    if (should_fail("fsync", fd)) return -1;
+    return real_fsync(fd);
+}
+
+int fdatasync(int fd) {
+    REAL(fdatasync);
+    if (should_fail("fdatasync", fd)) return -1;
+    return real_fdatasync(fd);
+}

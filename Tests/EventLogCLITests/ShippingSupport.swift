@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+
+/// The PostgreSQL server of the shipping tests: `Scripts/with-postgres.sh`
+/// starts a private one and names it in the environment. Without it the
+/// tests are skipped on a workstation, and fail under CI.
+enum Postgres {
+    static let environment = ProcessInfo.processInfo.environment
+    static let url = environment["EVENTLOG_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    static let restartScript = environment["EVENTLOG_TEST_POSTGRES_RESTART"].flatMap { $0.isEmpty ? nil : $0 }
+    static let isCI = environment["CI"] == "true"
+    /// Enabled under CI even without a server, so that a missing one fails.
+    static let enabled = url != nil || isCI
+
+    static func requireURL() throws -> String {
+        try #require(url, "CI=true but EVENTLOG_TEST_POSTGRES_URL is not set: run the tests through Scripts/test.sh (Scripts/with-postgres.sh)")
+    }
+
+    /// Crashes the server (`pg_ctl stop -m immediate`) and starts it again.
+    static func crashAndRestart() throws {
+        let script = try #require(restartScript, "EVENTLOG_TEST_POSTGRES_RESTART is not set")
+        // posix_spawn and waitpid rather than Foundation's Process, whose
+        // waitUntilExit was seen to miss this child's exit beside the
+        // background processes the test kills.
+        var pid: pid_t = 0
+        let arguments = ["/bin/bash", script]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let spawned = posix_spawn(&pid, "/bin/bash", nil, nil, &argv, environ)
+        try #require(spawned == 0, "posix_spawn of \(script) failed: \(spawned)")
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        #expect(status == 0, "restarting PostgreSQL failed: wait status \(status)")
+    }
+
+    /// A stream name of its own for each test.
+    static func stream(_ label: String) -> String { "\(label)-\(UUID().uuidString.prefix(8))" }
+}
+
+/// `eventlog` running in the background (ship or follow without --once), to be killed.
+final class Background {
+    let process = Process()
+    let log: URL
+
+    init(_ arguments: [String]) throws {
+        log = FileManager.default.temporaryDirectory.appendingPathComponent("eventlog-bg-\(UUID().uuidString)")
+        try Data().write(to: log)
+        process.executableURL = CLI.executable
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "EVENTLOG_STORE")
+        process.environment = env
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        try handle.close()
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// SIGKILL, then what it printed.
+    @discardableResult
+    func kill() -> String {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        defer { try? FileManager.default.removeItem(at: log) }
+        return (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+    }
+}
+
+/// Multi-user operations, each with its own "at", so that two stores fed
+/// the same lines hold the same records (and the same links).
+enum ShippingSample {
+    static let users = ["u1", "u2", "u3", "u4"]
+    static let devices = ["phone", "laptop", "tablet"]
+
+    static func declare() -> String {
+        #"{"op":"declareActivityTypes","types":["com.example.app.viewOrder","com.example.app.browse"],"at":"2026-11-22T09:00:00Z"}"#
+    }
+
+    /// Operations `start ..< start + count` of four users: activities
+    /// created, updated, made current and resigned across devices, items
+    /// indexed and deleted, saved copies removed; the same identifiers and
+    /// words in every user's space. Operation i (i % 6 ≠ 0) acts on what
+    /// the ones before it created, so a range applied alone starts at a
+    /// multiple of 6.
+    static func operations(_ range: Range<Int>) -> [String] {
+        var lines: [String] = []
+        for i in range {
+            // Each block of six operations is one user's (the later ones act
+            // on what the first created).
+            let user = users[(i / 6) % users.count]
+            let device = devices[i % devices.count]
+            let at = time(i)
+            switch i % 6 {
+            case 0, 3:
+                lines.append(#"{"op":"createActivity","activity":"a\#(i)","activityType":"com.example.app.viewOrder","device":"\#(device)","user":"\#(user)","title":"Order \#(i) latte","userInfo":{"orderID":\#(i)},"eligibleForSearch":true,"persistentIdentifier":"order-\#(i)","keywords":["coffee","n\#(i % 7)"],"at":"\#(at)"}"#)
+                lines.append(#"{"op":"becomeCurrent","user":"\#(user)","activity":"a\#(i)","at":"\#(at)"}"#)
+            case 1:
+                lines.append(#"{"op":"updateActivity","user":"\#(user)","activity":"a\#(i - 1)","title":"Oat latte \#(i)","keywords":["oat"],"at":"\#(at)"}"#)
+            case 2:
+                lines.append(#"{"op":"indexSearchableItems","user":"\#(user)","items":[{"uniqueIdentifier":"item-\#(i)","domainIdentifier":"menu.drinks","attributeSet":{"title":"Menu \#(i) 抹茶","keywords":["tea"]}}],"at":"\#(at)"}"#)
+            case 4:
+                lines.append(#"{"op":"resignCurrent","user":"\#(user)","activity":"a\#(i - 1)","at":"\#(at)"}"#)
+                lines.append(#"{"op":"deleteSearchableItems","user":"\#(user)","identifiers":["item-\#(i - 2)"],"at":"\#(at)"}"#)
+            default:
+                lines.append(#"{"op":"deleteSavedUserActivities","user":"\#(user)","persistentIdentifiers":["order-\#(i - 5)"],"at":"\#(at)"}"#)
+            }
+        }
+        return lines
+    }
+
+    static func time(_ i: Int) -> String {
+        let date = Date(timeIntervalSince1970: 1_795_000_000 + Double(i))
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: date)
+    }
+}
+
+/// What a store shows: its last link and what every read prints.
+struct StoreView: Equatable {
+    var head: Int
+    var lastLink: String
+    var reads: [String: String]
+
+    init(_ store: String) throws {
+        let verify = try CLI.run(["verify", "--store", store, "--json"])
+        #expect(verify.status == 0, "verify \(store): \(verify.stderr)")
+        let report = try verify.object()
+        head = report["head"] as? Int ?? -1
+        lastLink = report["lastLink"] as? String ?? ""
+        reads = [:]
+        let now = ["--now", "2026-11-25T00:00:00Z"]
+        var commands: [[String]] = [["users"], ["log"]]
+        for user in ShippingSample.users + [""] {
+            for read in [["current"], ["saved"], ["items"], ["search", "coffee"] + now, ["search", "抹茶"] + now,
+                         ["query", #"keywords == "coffee""#] + now, ["client-state"], ["suggestions"] + now] {
+                commands.append(read + ["--user", user])
+            }
+        }
+        for command in commands {
+            let result = try CLI.run(command + ["--store", store, "--json"])
+            #expect(result.status == 0, "\(command) on \(store): \(result.stderr)")
+            reads[command.joined(separator: " ")] = result.stdout
+        }
+    }
+}
+
+/// `eventlog replay --verify` on `store` finds the views equal to a rebuild.
+func expectViewsVerify(_ store: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let result = try CLI.run(["replay", "--verify", "--store", store, "--json"])
+    #expect(result.status == 0, "replay --verify \(store): \(result.stderr)", sourceLocation: sourceLocation)
+    #expect(try result.object()["equal"] as? Bool == true, sourceLocation: sourceLocation)
+}
