@@ -125,6 +125,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             queue.submit(request) { group in self.commit(group) }
             if let error = request.error { throw error }
             if receipt!.positions != nil && !receipt!.isRetry { commits.signal() }
+            if let from = receipt!.redactedFrom { removeSnapshots(from: from) }
             snapshotIfDue(appended: receipt!.isRetry ? nil : receipt!.positions)
             return receipt!
         }
@@ -152,12 +153,15 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
         let value = try body(batch)
         try batch.finish()
+        if let from = batch.redactedFrom { removeSnapshots(from: from) }
         if let key = options.idempotencyKey {
             let entry = IdempotencyEntry(first: batch.firstAppended ?? batch.head + 1,
                                          count: batch.appended.map { UInt64($0.count) } ?? 0)
             try databases.idempotency.put(entry, forKey: key, in: txn)
         }
-        return WriteReceipt(value: value, positions: batch.appended, isRetry: false)
+        var receipt = WriteReceipt(value: value, positions: batch.appended, isRetry: false)
+        receipt.redactedFrom = batch.redactedFrom
+        return receipt
     }
 
     /// Writes a group of requests in one transaction. Alone, a request runs in
@@ -294,7 +298,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             guard view.isWellFormed else {
                 throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: position)
             }
-            return view.event(at: position)
+            return try databases.withRedaction(view.event(at: position), in: txn)
         }
     }
 
@@ -354,7 +358,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             guard view.isWellFormed else {
                 throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
             }
-            if !(try body(view.event(at: p))) || p == end { return }
+            let event = view.isRedacted ? try databases.withRedaction(view.event(at: p), in: txn) : view.event(at: p)
+            if !(try body(event)) || p == end { return }
             expected += 1
             entry = try cursor.nextBytes()
         }

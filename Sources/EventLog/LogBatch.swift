@@ -21,7 +21,10 @@ public final class LogBatch {
     /// The first position this batch appended, if any.
     public private(set) var firstAppended: Position?
     private var link: ChainLink
-    private let databases: LogDatabases
+    let databases: LogDatabases
+    /// The first position this batch redacted, if any: snapshots from it on
+    /// hold views built from payloads now gone, and are removed.
+    var redactedFrom: Position?
     private let writers: [any ProjectionWriter]
     private let clock: @Sendable () -> Date
 

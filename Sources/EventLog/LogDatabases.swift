@@ -10,16 +10,21 @@ import LMDB
 ///
 /// A meta value of the wrong length is a corrupt store, reported with its
 /// key, never read as absent.
+/// - `redactions`: last position of a redacted range → its first position
+///   and the position of the ``RedactionRecord`` that redacted it (see
+///   `LogBatch+Redaction.swift`).
 struct LogDatabases: Sendable {
-    static let names = ["log", "meta", "idempotency"]
+    static let names = ["log", "meta", "idempotency", "redactions"]
     let log: Database<UInt64, [UInt8]>
     let meta: Database<String, [UInt8]>
     let idempotency: Database<String, IdempotencyEntry>
+    let redactions: Database<UInt64, [UInt8]>
 
     init(openingIn txn: WriteTransaction) throws {
         log = try txn.createDatabase("log")
         meta = try txn.createDatabase("meta")
         idempotency = try txn.createDatabase("idempotency")
+        redactions = try txn.createDatabase("redactions")
     }
 
     private var formats: Database<String, StoreFormat> { meta.reinterpreted() }

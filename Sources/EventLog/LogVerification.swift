@@ -40,6 +40,17 @@ public struct LogProblem: Sendable, Equatable, CustomStringConvertible {
         case truncated
         /// A projection's checkpoint is past the head.
         case checkpointAhead
+        /// The type is not 1 to 255 UTF-8 bytes long.
+        case invalidTypeLength
+        /// A flag bit other than bit 0 (redacted) is set.
+        case reservedFlagSet
+        /// The record is flagged redacted but keeps a payload.
+        case redactedWithPayload
+        /// The record is flagged redacted, but no later redaction record covers it.
+        case unauthorizedRedaction
+        /// A redaction record's payload does not follow its format, or names
+        /// a position at or after its own.
+        case malformedRedaction
     }
 
     public var position: Position
@@ -79,6 +90,7 @@ extension EventStore {
         }
         var report = LogVerification(recordsChecked: 0, bytesChecked: 0, head: end, firstProblem: nil, lastLink: .zero)
         var link = ChainLink.zero
+        var audit = RedactionAudit()
         var next: Position = 1
         let chunk = 8192
         walk: while next <= end {
@@ -93,8 +105,9 @@ extension EventStore {
                         return LogProblem(position: next, kind: .gap,
                                           detail: "expected position \(next), the next record is at \(position)")
                     }
-                    if let problem = check(RecordLayout.View(bytes: value), at: position, previousLink: &link,
-                                           payloadCheck: payloadCheck) {
+                    let view = RecordLayout.View(bytes: value)
+                    if let problem = check(view, at: position, previousLink: &link, payloadCheck: payloadCheck)
+                        ?? audit.note(view, at: position) {
                         return problem
                     }
                     report.recordsChecked += 1
@@ -116,6 +129,9 @@ extension EventStore {
             progress?(WalkProgress(position: next - 1, end: end, bytes: report.bytesChecked))
         }
         if report.firstProblem == nil {
+            report.firstProblem = audit.firstUnauthorized()
+        }
+        if report.firstProblem == nil {
             report.firstProblem = try checkHead(end: RecordedHead(position: end, link: link), recorded: recorded)
         }
         return report
@@ -132,6 +148,7 @@ extension EventStore {
             return LogProblem(position: position, kind: .checksumMismatch,
                               detail: "stored CRC-32C \(hex(stored)), computed \(hex(computed))")
         }
+        if let problem = RedactionAudit.checkRules(view, at: position) { return problem }
         if !view.isRedacted {
             let digest = SHA256.hash(data: view.payload)
             guard digest.elementsEqual(view.payloadDigest) else {
@@ -145,7 +162,7 @@ extension EventStore {
             return LogProblem(position: position, kind: .chainBreak,
                               detail: "the record's link does not follow from position \(position - 1)'s: the record was altered, moved or its predecessor replaced")
         }
-        if let payloadCheck, !view.isRedacted {
+        if let payloadCheck, !view.isRedacted, !view.type.elementsEqual(RedactionRecord.type.utf8) {
             let event = view.event(at: position)
             do { try payloadCheck(event) } catch {
                 return LogProblem(position: position, kind: .undecodablePayload, detail: "\(event.type) v\(event.schemaVersion): \(error)")

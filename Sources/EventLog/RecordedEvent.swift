@@ -29,6 +29,11 @@ public struct RecordedEvent: Sendable, Equatable {
     /// True when the payload was removed after the fact (privacy deletion);
     /// its digest stays in the record, so the chain still verifies.
     public var isRedacted: Bool
+    /// For a redacted record: the position of the ``RedactionRecord`` that
+    /// authorized it (read from the engine's `redactions` database). A
+    /// projection skips a redacted event that has one; one without it is
+    /// damage.
+    public var redactedBy: Position? = nil
 }
 
 /// An event to append: its type, schema version and encoded payload.

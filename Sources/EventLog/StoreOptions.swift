@@ -86,6 +86,8 @@ public struct WriteReceipt<Value> {
     public var positions: ClosedRange<Position>?
     /// True when an earlier write with the same idempotency key was found.
     public var isRetry: Bool
+    /// The first position the write redacted, if it redacted any.
+    public var redactedFrom: Position? = nil
 }
 
 extension WriteReceipt: Sendable where Value: Sendable {}

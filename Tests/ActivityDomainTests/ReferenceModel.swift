@@ -139,7 +139,7 @@ struct ReferenceModel {
             saved = [:]
             return true
         case .indexSearchableItems, .deleteSearchableItems, .deleteSearchableItemsInDomains, .deleteAllSearchableItems,
-             .beginIndexBatch, .endIndexBatch, .purgeExpired:
+             .beginIndexBatch, .endIndexBatch, .purgeExpired, .forgetUser:
             // Core Spotlight has its own model (SpotlightRandomizedTests); the random activity commands never make these.
             preconditionFailure("not an activity command: \(command.operation)")
         }

@@ -43,6 +43,11 @@ public enum ActivityCommand: Sendable, Hashable {
     /// `expectedClientState` nil: no check.
     case endIndexBatch(index: String, clientState: Data, expectedClientState: Data?)
     case purgeExpired(now: Date)
+    /// Erases the command's user (SPEC §10): one `eventlog.redaction` event
+    /// names the positions of every earlier event of the user's space, whose
+    /// payloads are removed in the same transaction, and the user's data
+    /// leaves every view. Must be the only command of its `perform`.
+    case forgetUser
 
     /// The operation's name, as in SPEC §6 (`"becomeCurrent"`).
     public var operation: String {
@@ -63,6 +68,7 @@ public enum ActivityCommand: Sendable, Hashable {
         case .beginIndexBatch: "beginIndexBatch"
         case .endIndexBatch: "endIndexBatch"
         case .purgeExpired: "purgeExpired"
+        case .forgetUser: "forgetUser"
         }
     }
 
@@ -109,6 +115,8 @@ public struct CommandResult: Sendable, Hashable {
     /// The identifiers of `isUpdate` items that named no existing item and
     /// were dropped (sorted).
     public var droppedUpdates: [String]
+    /// How many earlier events a `forgetUser` redacted.
+    public var redactedEvents: UInt64 = 0
 
     /// Whether the command appended anything.
     public var changed: Bool { positions != nil }

@@ -23,6 +23,10 @@ final class ActivityCommandExecutor {
     private var commandIndex = -1
     /// The user space of the current command.
     private var user = ""
+    /// The user space of the current command (for extensions in other files).
+    var currentUser: String { user }
+    /// Notes an event appended outside ``append(_:)``.
+    func noteAppended(_ type: String) { appendedTypes.append(type) }
 
     init(views: ActivityViews, batch: LogBatch) {
         self.views = views
@@ -64,6 +68,7 @@ final class ActivityCommandExecutor {
         case .invalidate(let id): try invalidate(id, at: time)
         case .deleteSavedUserActivities(let ids): try deleteSaved(ids, at: time, result: &result)
         case .deleteAllSavedUserActivities: try deleteAllSaved(at: time, result: &result)
+        case .forgetUser: try forget(at: time, result: &result)
         case .indexSearchableItems, .deleteSearchableItems, .deleteSearchableItemsInDomains, .deleteAllSearchableItems,
              .beginIndexBatch, .endIndexBatch, .purgeExpired:
             appendedTypes = try spotlight.execute(command, user: user, commandIndex: commandIndex, at: time, result: &result)

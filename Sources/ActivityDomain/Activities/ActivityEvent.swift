@@ -84,6 +84,9 @@ enum ActivityEvent {
         guard event.schemaVersion >= 1, event.schemaVersion <= ActivityEventCatalog.schemaVersion(of: event.type) else {
             throw PayloadError("\(event.type) at position \(event.position) has schema version \(event.schemaVersion); this code reads versions 1 to \(ActivityEventCatalog.schemaVersion(of: event.type))")
         }
+        // A redacted event that a redaction record authorized is a forgotten
+        // user's: its data left every view with that record. Skip it.
+        if event.isRedacted && event.redactedBy != nil { return nil }
         guard !event.isRedacted else {
             throw PayloadError("\(event.type) at position \(event.position) is redacted; activity events cannot be replayed without their payload")
         }

@@ -25,7 +25,7 @@ public struct OperationDecoder: Sendable {
         "declareActivityTypes", "createActivity", "updateActivity", "addUserInfoEntries", "becomeCurrent",
         "resignCurrent", "invalidate", "deleteSavedUserActivities", "deleteAllSavedUserActivities",
         "indexSearchableItems", "deleteSearchableItems", "deleteSearchableItemsInDomains", "deleteAllSearchableItems",
-        "beginIndexBatch", "endIndexBatch", "purgeExpired",
+        "beginIndexBatch", "endIndexBatch", "purgeExpired", "forgetUser",
     ]
 
     /// Decodes one line (one JSON object).
@@ -93,6 +93,12 @@ public struct OperationDecoder: Sendable {
                                      expectedClientState: try reader.optional("expectedClientState", reader.base64))
         case "purgeExpired":
             command = .purgeExpired(now: try reader.required("now", reader.date))
+        case "forgetUser":
+            guard let user, !user.isEmpty else {
+                throw ActivityError(.malformedOperation, operation: op, field: "user", value: user.map { "\"\($0)\"" } ?? "missing",
+                                    allowed: "the name of the user to forget (not the default space \"\")")
+            }
+            command = .forgetUser
         default:
             throw ActivityError(.malformedOperation, operation: "apply", field: "op", value: op,
                                 allowed: Self.operations.joined(separator: ", "))

@@ -79,6 +79,10 @@ public struct ActivityRegistry: Projection {
     }
 
     private func apply(_ recorded: RecordedEvent, in txn: WriteTransaction) throws {
+        if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
+            try SpaceKey.removeRange(activities, prefix: SpaceKey.prefix(of: forgotten), in: txn)
+            return
+        }
         guard let event = try ActivityEvent(recorded) else { return }
         let position = recorded.position
         let space = try event.user.map { try spaces.appliedID(of: $0, recorded, in: txn) } ?? SpaceDirectory.none

@@ -137,6 +137,14 @@ public struct SavedActivityStore: Projection {
     }
 
     private func apply(_ recorded: RecordedEvent, in txn: WriteTransaction) throws {
+        if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
+            let prefix = SpaceKey.prefix(of: forgotten)
+            try SpaceKey.removeRange(saved, prefix: prefix, in: txn)
+            try SpaceKey.removeRange(byTargetContentIdentifier, prefix: prefix, in: txn)
+            try SpaceKey.removeRange(byWebpageURL, prefix: prefix, in: txn)
+            try SpaceKey.removeRange(removals, prefix: prefix, in: txn)
+            return
+        }
         guard let event = try ActivityEvent(recorded), let user = event.user else { return }
         let space = try spaces.appliedID(of: user, recorded, in: txn)
         switch event {

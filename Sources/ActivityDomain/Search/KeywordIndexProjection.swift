@@ -80,6 +80,11 @@ public struct KeywordIndexProjection: Projection {
 
         func apply(_ recorded: RecordedEvent) throws {
             removed = false
+            if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
+                let writer = writers.removeValue(forKey: forgotten) ?? index.space(forgotten).writer(in: txn)
+                try writer.removeAll()
+                return
+            }
             if let event = try SpotlightEvent(recorded) {
                 try selectWriter(user: event.user, recorded)
                 try apply(event)

@@ -12,15 +12,26 @@ import LMDB
 /// Databases: `spaces.byName` (user name → u32 id, big-endian; the default
 /// space is not in it: LMDB keys cannot be empty, and its id is always 0),
 /// `spaces.byID` (u32 id, big-endian → user name; the default space too,
-/// once an event of it was applied).
+/// once an event of it was applied; a forgotten space keeps its id with the
+/// value 0xFF, never UTF-8, so that ids are never reused),
+/// `spaces.events` (u32 id ‖ position, both big-endian → empty: every event
+/// of a user's space but the default one, what `forgetUser` redacts without
+/// scanning the log), `spaces.forgotten` (position of a redaction record →
+/// the u32 id of the space it forgot).
+///
+/// Forgetting and rebuilding agree: a redacted event has no readable space,
+/// so a rebuild gives the forgotten space its id at the first redacted event
+/// that the same redaction record covers, which is the event that first
+/// gave it an id live. Every later user therefore gets the same id in a
+/// rebuild as live, and the forgotten user's name is nowhere in the views.
 ///
 /// ```swift
 /// let id = try store.read { txn in try store.views.spaces.id(of: "alice", in: txn) }   // nil: no such user
 /// ```
 public struct SpaceDirectory: Projection {
     public var name: String { "spaces" }
-    public var version: UInt32 { 1 }
-    public var databaseNames: [String] { ["spaces.byName", "spaces.byID"] }
+    public var version: UInt32 { 2 }
+    public var databaseNames: [String] { ["spaces.byName", "spaces.byID", "spaces.events", "spaces.forgotten"] }
 
     /// The id of the default space `""`.
     public static let defaultSpace: UInt32 = 0
@@ -29,10 +40,16 @@ public struct SpaceDirectory: Projection {
 
     let byName: Database<[UInt8], [UInt8]>
     let byID: Database<[UInt8], [UInt8]>
+    let events: Database<[UInt8], [UInt8]>
+    let forgotten: Database<UInt64, [UInt8]>
+    /// `spaces.byID`'s value for a forgotten space.
+    static let tombstone: [UInt8] = [0xFF]
 
     public init(openingIn txn: WriteTransaction) throws {
         byName = try txn.createDatabase("spaces.byName")
         byID = try txn.createDatabase("spaces.byID")
+        events = try txn.createDatabase("spaces.events")
+        forgotten = try txn.createDatabase("spaces.forgotten")
     }
 
     // MARK: Reading
@@ -61,6 +78,10 @@ public struct SpaceDirectory: Projection {
         let cursor = try byID.cursor(in: txn)
         var entry = try cursor.firstBytes()
         while let e = entry {
+            if e.value.elementsEqual(Self.tombstone) {
+                entry = try cursor.nextBytes()
+                continue
+            }
             result.append((String(decoding: e.value, as: UTF8.self), UInt32(bigEndian: e.key.loadUnaligned(as: UInt32.self))))
             entry = try cursor.nextBytes()
         }
@@ -71,23 +92,88 @@ public struct SpaceDirectory: Projection {
 
     public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
         ClosureProjectionWriter { event in
+            if event.type == RedactionRecord.type {
+                try forget(event, in: txn)
+                return
+            }
+            if event.isRedacted {
+                if let by = event.redactedBy { try reserve(forgottenBy: by, in: txn) }
+                return
+            }
             guard let user = try EventSpace.user(of: event) else { return }
-            try register(user, in: txn)
+            let id = try register(user, in: txn)
+            if id != Self.defaultSpace {
+                try events.put([], forKey: SpaceKey.prefix(of: id) + withUnsafeBytes(of: event.position.bigEndian) { Array($0) }, in: txn)
+            }
         }
     }
 
-    private func register(_ user: String, in txn: WriteTransaction) throws {
+    @discardableResult
+    private func register(_ user: String, in txn: WriteTransaction) throws -> UInt32 {
         if user.isEmpty {
             let key = SpaceKey.prefix(of: Self.defaultSpace)
             if try !byID.contains(key, in: txn) { try byID.put([], forKey: key, in: txn) }
-            return
+            return Self.defaultSpace
         }
-        if try byName.contains(Array(user.utf8), in: txn) { return }
-        let last = try byID.cursor(in: txn).lastBytes()
-        let id = max(1, (last.map { UInt32(bigEndian: $0.key.loadUnaligned(as: UInt32.self)) } ?? 0) + 1)
+        if let id = try id(of: user, in: txn) { return id }
+        let id = try nextID(in: txn)
         let idBytes = SpaceKey.prefix(of: id)
         try byName.put(idBytes, forKey: Array(user.utf8), in: txn)
         try byID.put(Array(user.utf8), forKey: idBytes, in: txn)
+        return id
+    }
+
+    private func nextID(in txn: ReadTransaction) throws -> UInt32 {
+        let last = try byID.cursor(in: txn).lastBytes()
+        return max(1, (last.map { UInt32(bigEndian: $0.key.loadUnaligned(as: UInt32.self)) } ?? 0) + 1)
+    }
+
+    /// A redacted event: the first one a redaction record covers takes the
+    /// next id for the space that record forgets (see the type's comment).
+    private func reserve(forgottenBy authorization: Position, in txn: WriteTransaction) throws {
+        if try forgotten.contains(authorization, in: txn) { return }
+        let id = try nextID(in: txn)
+        try byID.put(Self.tombstone, forKey: SpaceKey.prefix(of: id), in: txn)
+        try forgotten.put(SpaceKey.prefix(of: id), forKey: authorization, in: txn)
+    }
+
+    /// A redaction record of `forgetUser`: the user's name leaves the
+    /// directory, its id stays taken, its event index goes.
+    private func forget(_ event: RecordedEvent, in txn: WriteTransaction) throws {
+        guard let user = try ForgetUser.user(of: event) else { return }
+        if try forgotten.contains(event.position, in: txn) {
+            // A rebuild: the redacted events already took the id.
+            if try id(of: user, in: txn) != nil { _ = try byName.delete(Array(user.utf8), in: txn) }
+            return
+        }
+        guard let id = try id(of: user, in: txn), id != Self.defaultSpace else { return }
+        _ = try byName.delete(Array(user.utf8), in: txn)
+        try byID.put(Self.tombstone, forKey: SpaceKey.prefix(of: id), in: txn)
+        try forgotten.put(SpaceKey.prefix(of: id), forKey: event.position, in: txn)
+        try SpaceKey.removeRange(events, prefix: SpaceKey.prefix(of: id), in: txn)
+    }
+
+    /// The id of the space that the redaction record `event` forgot, once
+    /// this projection applied it: what the other projections drop.
+    func forgottenSpace(by event: RecordedEvent, in txn: ReadTransaction) throws -> UInt32? {
+        guard event.type == RedactionRecord.type else { return nil }
+        return try forgotten.withValue(forKey: event.position, in: txn) { bytes in
+            guard bytes.count == 4 else { throw PayloadError("spaces.forgotten holds a \(bytes.count)-byte id at \(event.position)") }
+            return UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))
+        }
+    }
+
+    /// The positions of every event of space `id`, in order.
+    func positions(ofSpace id: UInt32, in txn: ReadTransaction) throws -> PositionRanges {
+        var ranges = PositionRanges()
+        let prefix = SpaceKey.prefix(of: id)
+        let cursor = try events.cursor(in: txn)
+        var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.starts(with: prefix) {
+            ranges.append(UInt64(bigEndian: e.key.loadUnaligned(fromByteOffset: 4, as: UInt64.self)))
+            entry = try cursor.nextBytes()
+        }
+        return ranges
     }
 }
 
@@ -106,6 +192,8 @@ extension SpaceDirectory {
     /// The user whose space has id `id`, or nil.
     public func user(ofID id: UInt32, in txn: ReadTransaction) throws -> String? {
         if id == Self.defaultSpace { return "" }
-        return try byID.withValue(forKey: SpaceKey.prefix(of: id), in: txn) { String(decoding: $0, as: UTF8.self) }
+        return try byID.withValue(forKey: SpaceKey.prefix(of: id), in: txn) {
+            $0.elementsEqual(Self.tombstone) ? nil : String(decoding: $0, as: UTF8.self)
+        } ?? nil
     }
 }

@@ -72,3 +72,17 @@ extension Database where Key == SpaceKey {
         return n
     }
 }
+
+extension SpaceKey {
+    /// Deletes every entry of `db` whose key starts with `prefix` (a space's
+    /// 4-byte id): one cursor range.
+    static func removeRange<K, V>(_ db: Database<K, V>, prefix: [UInt8], in txn: WriteTransaction) throws {
+        let cursor = try db.cursor(in: txn)
+        var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.starts(with: prefix) {
+            try cursor.deleteCurrent()
+            // After `mdb_cursor_del` the cursor stands on the next pair: MDB_NEXT returns it.
+            entry = try cursor.nextBytes()
+        }
+    }
+}

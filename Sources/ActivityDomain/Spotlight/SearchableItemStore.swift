@@ -153,6 +153,10 @@ public struct SearchableItemStore: Projection {
     }
 
     private func apply(_ recorded: RecordedEvent, in txn: WriteTransaction) throws {
+        if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
+            try removeSpace(forgotten, in: txn)
+            return
+        }
         guard let event = try SpotlightEvent(recorded) else { return }
         let space = try spaces.appliedID(of: event.user, recorded, in: txn)
         switch event {
@@ -209,6 +213,22 @@ public struct SearchableItemStore: Projection {
             try byDomain.put([], forKey: domainKey(item.domainIdentifier, id: item.uniqueIdentifier, space: space), in: txn)
         }
         try byExpiration.put([], forKey: expirationKey(item, space: space), in: txn)
+    }
+
+    /// Everything of one space: its items (and their expiration entries,
+    /// found through the items), domains and client states.
+    private func removeSpace(_ space: UInt32, in txn: WriteTransaction) throws {
+        var expirations: [[UInt8]] = []
+        try records.forEach(inSpace: space, in: txn) { _, value in
+            let record = try Activitylog_V1_SearchableItemRecord(serializedBytes: Array(value))
+            expirations.append(expirationKey(record.item, space: space))
+            return true
+        }
+        for key in expirations { _ = try byExpiration.delete(key, in: txn) }
+        let prefix = SpaceKey.prefix(of: space)
+        try SpaceKey.removeRange(records, prefix: prefix, in: txn)
+        try SpaceKey.removeRange(byDomain, prefix: prefix, in: txn)
+        try SpaceKey.removeRange(clientStates, prefix: prefix, in: txn)
     }
 
     private func unindex(_ item: Activitylog_V1_SearchableItem, space: UInt32, in txn: WriteTransaction) throws {

@@ -64,6 +64,8 @@ enum SpotlightEvent {
         guard event.schemaVersion >= 1, event.schemaVersion <= SpotlightEventCatalog.schemaVersion else {
             throw PayloadError("\(event.type) at position \(event.position) has schema version \(event.schemaVersion); this code reads versions 1 to \(SpotlightEventCatalog.schemaVersion)")
         }
+        // A forgotten user's event (see ActivityEvent.init): skipped.
+        if event.isRedacted && event.redactedBy != nil { return nil }
         guard !event.isRedacted else {
             throw PayloadError("\(event.type) at position \(event.position) is redacted; Core Spotlight events cannot be replayed without their payload")
         }

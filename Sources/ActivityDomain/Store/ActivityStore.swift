@@ -75,6 +75,12 @@ public final class ActivityStore: UserScoped {
         // Read the clock once, outside the transaction: the write's closure
         // may run again (when the map grows) and must decide the same way.
         let batchTime = time ?? options.store.clock()
+        if commands.count > 1, let index = commands.firstIndex(where: { $0.command == .forgetUser }) {
+            var error = ActivityError(.invalidValue, operation: "forgetUser", field: "op", value: "forgetUser among \(commands.count) commands",
+                                      allowed: "forgetUser alone in its transaction")
+            error.commandIndex = index
+            throw error
+        }
         // Tokenize the items to index on another core while the writer runs
         // (it takes what is ready and tokenizes the rest itself).
         let preparation = options.preparesSearchDocuments ? views.search.prepareAlongside(commands) : nil
@@ -95,6 +101,27 @@ public final class ActivityStore: UserScoped {
             return results
         }
         return receipt.value ?? []
+    }
+
+    /// Erases `user` (SPEC §10): in one transaction, a redaction record
+    /// names every earlier event of the user's space, those events lose
+    /// their payloads (the log still verifies), and the user's data leaves
+    /// every view; snapshots built from those payloads are removed. What
+    /// stays: the positions, types, times and digests of the user's events,
+    /// and the redaction record with the user's name. Freed pages may keep
+    /// old bytes until ``EventStore/compact(path:)``.
+    ///
+    /// ```swift
+    /// let result = try store.forgetUser("alice")
+    /// result.redactedEvents   // 1204
+    /// result.positions        // 90311...90311: the redaction record
+    /// ```
+    ///
+    /// A user with no space changes nothing (`positions` nil); the default
+    /// space `""` cannot be forgotten.
+    @discardableResult
+    public func forgetUser(_ user: String, at time: Date? = nil) throws -> CommandResult {
+        try perform([ActivityCommand.Timed(.forgetUser, user: user)], at: time)[0]
     }
 
     /// Declares activity types (Info.plist's `NSUserActivityTypes`); declaring

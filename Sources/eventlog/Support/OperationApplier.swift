@@ -94,6 +94,16 @@ final class OperationApplier {
             }
             openBatch!.append(line)
             try closeBatch()
+        case "forgetUser":
+            // Alone in its transaction (ActivityStore.perform requires it).
+            if openBatch != nil {
+                reject(Rejection(line: line.number, operation: "forgetUser",
+                                 message: "forgetUser: not allowed inside an index batch (it must be alone in its transaction)"))
+                return
+            }
+            try flush()
+            try enqueue([line])
+            try flush()
         default:
             if openBatch != nil { openBatch!.append(line) } else { try enqueue([line]) }
         }

@@ -1,0 +1,39 @@
+import EventLog
+
+/// `forgetUser`'s record in the log: the engine's ``RedactionRecord`` whose
+/// context is a protobuf message with the forgotten user in field 15
+/// (`string user = 15`, as in every event of schema version 2), so that
+/// ``EventSpace/scanUser(_:type:position:)`` reads it.
+///
+/// ```swift
+/// try batch.redact(positions, context: ForgetUser.context(user: "alice"))
+/// try ForgetUser.user(of: recorded)   // "alice"
+/// ```
+enum ForgetUser {
+    /// The redaction record's context for `user`.
+    static func context(user: String) -> [UInt8] {
+        var out: [UInt8] = [UInt8(EventSpace.userField << 3 | 2)]
+        var n = UInt64(user.utf8.count)
+        while n >= 0x80 {
+            out.append(UInt8(n & 0x7F) | 0x80)
+            n >>= 7
+        }
+        out.append(UInt8(n))
+        out.append(contentsOf: user.utf8)
+        return out
+    }
+
+    /// The user a redaction record forgot; nil for another kind of event or
+    /// a redaction that names no user.
+    static func user(of event: RecordedEvent) throws -> String? {
+        guard event.type == RedactionRecord.type, !event.isRedacted else { return nil }
+        let record: RedactionRecord
+        do { record = try RedactionRecord(payload: event.payload) } catch {
+            throw PayloadError("\(RedactionRecord.type) at position \(event.position): \(error)")
+        }
+        let user = try record.context.withUnsafeBytes {
+            try EventSpace.scanUser($0, type: RedactionRecord.type, position: event.position)
+        }
+        return user.isEmpty ? nil : user
+    }
+}

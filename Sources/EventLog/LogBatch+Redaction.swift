@@ -1,0 +1,125 @@
+import Foundation
+import LMDB
+
+extension LogBatch {
+    /// Removes the payloads of the records at `positions` and appends the
+    /// ``RedactionRecord`` that authorizes it, in this batch's transaction.
+    ///
+    /// The redaction record comes first (at the next position), so every
+    /// projection applies it like any event and can drop what it built from
+    /// the payloads (its `context` says what, in the application's terms;
+    /// the engine does not read it). Then each record named keeps its
+    /// position, type, schema version, time, payload digest and link, gets
+    /// flag bit 0 and an empty payload, and a new CRC-32C: the hash chain
+    /// still verifies, since a link covers the digest and not the payload.
+    /// The `redactions` database maps each range to the record that
+    /// authorized it, so that readers give redacted events their
+    /// ``RecordedEvent/redactedBy``. Snapshots from the first position named
+    /// on are removed by the store around the commit.
+    ///
+    /// ```swift
+    /// try store.write { batch in
+    ///     try batch.redact(PositionRanges([3, 4, 9]), context: Array("user alice".utf8))
+    /// }
+    /// ```
+    ///
+    /// Throws `invalidArgument` (and the caller's write rolls back) when
+    /// `positions` is empty, names a position past the head, an already
+    /// redacted record, or a redaction record.
+    @discardableResult
+    public func redact(_ positions: PositionRanges, context: [UInt8] = [], at time: Date? = nil) throws -> RecordedEvent {
+        guard let first = positions.first, let last = positions.last else {
+            throw EventLogError(.invalidArgument, operation: "redact", "no positions to redact; allowed: 1 or more positions up to the head")
+        }
+        guard last <= head else {
+            throw EventLogError(.invalidArgument, operation: "redact",
+                                "position \(last) is past the head \(head); allowed: positions 1 to \(head)", position: last)
+        }
+        for range in positions.ranges {
+            for position in range {
+                let problem: String? = try databases.log.withValue(forKey: position, in: transaction) { bytes in
+                    let view = RecordLayout.View(bytes: bytes)
+                    guard view.isWellFormed else { return "the record is malformed" }
+                    if view.isRedacted { return "the record is already redacted" }
+                    if view.type.elementsEqual(RedactionRecord.type.utf8) { return "a redaction record cannot be redacted" }
+                    return nil
+                } ?? "no record there"
+                if let problem {
+                    throw EventLogError(.invalidArgument, operation: "redact",
+                                        "position \(position): \(problem); allowed: unredacted event records", position: position)
+                }
+            }
+        }
+        let authorization = try append(NewEvent(type: RedactionRecord.type, schemaVersion: RedactionRecord.schemaVersion,
+                                                payload: RedactionRecord(positions: positions, context: context).payload, at: time))
+        var scratch: [UInt8] = []
+        for range in positions.ranges {
+            for position in range {
+                scratch.removeAll(keepingCapacity: true)
+                try databases.log.withValue(forKey: position, in: transaction) { bytes in
+                    RecordLayout.appendRedacted(RecordLayout.View(bytes: bytes), to: &scratch)
+                }
+                try databases.log.put(scratch, forKey: position, in: transaction)
+            }
+            var value = [UInt8](repeating: 0, count: 16)
+            value.withUnsafeMutableBytes {
+                $0.storeBytes(of: range.lowerBound.bigEndian, as: UInt64.self)
+                $0.storeBytes(of: authorization.position.bigEndian, toByteOffset: 8, as: UInt64.self)
+            }
+            try databases.redactions.put(value, forKey: range.upperBound, in: transaction)
+        }
+        redactedFrom = min(redactedFrom ?? first, first)
+        return authorization
+    }
+}
+
+extension RecordLayout {
+    /// The redacted form of `view`: the same header but flag bit 0 set and
+    /// P = 0, the type, no payload, a new CRC-32C.
+    static func appendRedacted(_ view: View, to out: inout [UInt8]) {
+        let t = view.typeLength
+        out.append(contentsOf: view.bytes[0..<(headerSize + t)])
+        out[1] |= redactedFlag
+        out[16] = 0; out[17] = 0; out[18] = 0; out[19] = 0
+        let crc = out.withUnsafeBytes { CRC32C.checksum($0) }
+        withUnsafeBytes(of: crc.bigEndian) { out.append(contentsOf: $0) }
+    }
+}
+
+extension LogDatabases {
+    /// The position of the redaction record that redacted `position`, per
+    /// the `redactions` database; nil when none did.
+    func redactedBy(_ position: Position, in txn: ReadTransaction) throws -> Position? {
+        let cursor = try redactions.cursor(in: txn)
+        guard let entry = try position.withEncodedBytes({ try cursor.seekBytes(atOrAfter: $0) }),
+              entry.value.count == 16 else { return nil }
+        let start = UInt64(bigEndian: entry.value.loadUnaligned(as: UInt64.self))
+        guard start <= position else { return nil }
+        return UInt64(bigEndian: entry.value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+    }
+
+    /// `event` with its ``RecordedEvent/redactedBy`` filled when redacted.
+    func withRedaction(_ event: RecordedEvent, in txn: ReadTransaction) throws -> RecordedEvent {
+        guard event.isRedacted else { return event }
+        var event = event
+        event.redactedBy = try redactedBy(event.position, in: txn)
+        return event
+    }
+}
+
+extension EventStore {
+    /// Removes every snapshot at `position` or later: they hold views built
+    /// from payloads that a redaction removed. Run inside the redacting
+    /// write (before its commit: a crash then loses only snapshots, which
+    /// are a cache) and again after it (a snapshot begun meanwhile).
+    func removeSnapshots(from position: Position) {
+        // By name (20 digits, then `.snapshot`, maybe `.partial-PID`), so
+        // that damaged and half-written files go as well.
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: snapshotDirectory)) ?? []
+        for name in names where name.contains(".snapshot") {
+            if let p = UInt64(name.prefix { $0.isNumber }), p >= position {
+                try? FileManager.default.removeItem(atPath: (snapshotDirectory as NSString).appendingPathComponent(name))
+            }
+        }
+    }
+}
