@@ -6,13 +6,16 @@ Usage: verify_log.py STORE_DIR [--dump N]
 Needs the `lmdb` package (Debian: python3-lmdb; PyPI: lmdb). Follows
 Docs/LogFormat.md ("Verifying"): checks `meta`'s format, walks database
 `log` from position 1 and checks each record's length fields, CRC-32C,
-payload digest (unless redacted) and hash chain link, then that the head
-recorded in `meta` matches and that no checkpoint is past it. Prints the
+payload digest (unless redacted) and hash chain link, the record rules
+("Redaction": type length, reserved flags, a redacted record has no payload,
+a redaction record's ranges), then that every redacted record is covered by
+a later `eventlog.redaction` record, that the head recorded in `meta`
+matches and that no checkpoint is past it. Prints the
 number of records and the last link, or the first bad position, and exits 1
 on a problem. Payloads are Protocol Buffers; decode them with the schemas in
 Sources/ActivityDomain/Schema (protoc --decode_raw works without them).
 """
-import hashlib, struct, sys
+import bisect, hashlib, struct, sys
 import lmdb
 
 def crc32c(data: bytes) -> int:
@@ -22,6 +25,47 @@ def crc32c(data: bytes) -> int:
         for _ in range(8):
             crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
     return crc ^ 0xFFFFFFFF
+
+REDACTION = b"eventlog.redaction"
+
+def redaction_ranges(payload: bytes, position: int):
+    """The ranges an `eventlog.redaction` payload names (Docs/LogFormat.md, "Redaction"), or an error string."""
+    i = 0
+    def varint():
+        nonlocal i
+        value, shift = 0, 0
+        while True:
+            if i >= len(payload) or shift >= 64:
+                raise ValueError(f"truncated varint at byte {i}")
+            b = payload[i]; i += 1
+            value |= (b & 0x7F) << shift
+            if b < 0x80:
+                return value
+            shift += 7
+    try:
+        ranges, previous = [], 0
+        for index in range(varint()):
+            gap, extent = varint(), varint()
+            if gap < (1 if index == 0 else 2):
+                return f"range {index + 1} (gap {gap}, extent {extent}) is out of order or adjacent"
+            start = previous + gap
+            previous = start + extent
+            ranges.append((start, previous))
+    except ValueError as error:
+        return str(error)
+    if ranges and ranges[-1][1] >= position:
+        return f"it names position {ranges[-1][1]}; a redaction record covers only positions before its own"
+    return ranges
+
+def first_unauthorized(redacted, covered):
+    """The first redacted position that no later redaction record covers, or None."""
+    covered = sorted(covered)
+    starts = [start for start, _, _ in covered]
+    for position in redacted:
+        i = bisect.bisect_right(starts, position) - 1
+        if i < 0 or not (covered[i][1] >= position and covered[i][2] > position):
+            return position
+    return None
 
 def records(path):
     """The format, each (position, record), then ("head", meta's head and checkpoints)."""
@@ -39,6 +83,7 @@ def main():
     path = sys.argv[1]
     dump = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--dump" else 0
     link, expected, count = bytes(32), 1, 0
+    redacted, covered = [], []  # redacted positions; (start, end, by) of each redaction record's ranges
     for position, value in records(path):
         if position == "format":
             if value is not None and (len(value) != 4 or struct.unpack(">I", value)[0] != 1):
@@ -48,6 +93,9 @@ def main():
         if position == "head":
             head, checkpoints = value
             end = expected - 1
+            unauthorized = first_unauthorized(redacted, covered)
+            if unauthorized is not None:
+                return fail(unauthorized, "unauthorizedRedaction", "flagged redacted, but no later eventlog.redaction record covers it")
             if head is None and end > 0:
                 return fail(1, "truncated", "the store's recorded head is missing")
             if head is not None and len(head) != 40:
@@ -73,11 +121,26 @@ def main():
         rtype, payload = value[84:84 + tlen], value[84 + tlen:84 + tlen + plen]
         if struct.unpack(">I", value[-4:])[0] != crc32c(value[:-4]):
             return fail(position, "checksumMismatch", "CRC-32C differs")
+        if not 1 <= tlen <= 255:
+            return fail(position, "invalidTypeLength", f"the type is {tlen} bytes; allowed: 1 to 255")
+        if flags & ~1:
+            return fail(position, "reservedFlagSet", f"flags byte {flags:#04x}; only bit 0 may be set")
+        if flags & 1 and plen:
+            return fail(position, "redactedWithPayload", f"flagged redacted but keeps {plen} payload bytes")
         if not flags & 1 and hashlib.sha256(payload).digest() != digest:
             return fail(position, "payloadDigestMismatch", "SHA-256 of payload differs")
         computed = hashlib.sha256(link + struct.pack(">QIq", position, version, micros) + digest + rtype).digest()
         if computed != stored_link:
             return fail(position, "chainBreak", "link does not follow from the previous record")
+        if flags & 1:
+            redacted.append(position)
+        elif rtype == REDACTION:
+            if version != 1:
+                return fail(position, "malformedRedaction", f"eventlog.redaction of schema version {version}; this reader reads 1")
+            ranges = redaction_ranges(payload, position)
+            if isinstance(ranges, str):
+                return fail(position, "malformedRedaction", ranges)
+            covered.extend((start, end, position) for start, end in ranges)
         if count < dump:
             print(f"{position} {rtype.decode()} v{version} at {micros}us payload {plen} bytes")
         link, expected, count = computed, expected + 1, count + 1

@@ -50,7 +50,7 @@ extension LogBatch {
                 }
             }
         }
-        let authorization = try append(NewEvent(type: RedactionRecord.type, schemaVersion: RedactionRecord.schemaVersion,
+        let authorization = try appendEvent(NewEvent(type: RedactionRecord.type, schemaVersion: RedactionRecord.schemaVersion,
                                                 payload: RedactionRecord(positions: positions, context: context).payload, at: time))
         var scratch: [UInt8] = []
         for range in positions.ranges {

@@ -43,8 +43,25 @@ public final class LogBatch {
 
     /// Appends one event at the next position (`mdb_put` with `MDB_APPEND`)
     /// and applies it to every projection.
+    ///
+    /// Types that begin with `eventlog.` are the engine's own (such as
+    /// ``RedactionRecord/type``, written only by ``redact(_:context:at:)``)
+    /// and are refused: an application's event of such a type would claim
+    /// what only the engine may record.
     @discardableResult
     public func append(_ event: NewEvent) throws -> RecordedEvent {
+        guard !event.type.hasPrefix(Self.engineTypePrefix) else {
+            throw EventLogError(.invalidArgument, operation: "append",
+                                "event type \"\(event.type)\" begins with \"\(Self.engineTypePrefix)\", which is reserved for the engine's own records; allowed: any other type of 1 to \(RecordLayout.maxTypeLength) UTF-8 bytes")
+        }
+        return try appendEvent(event)
+    }
+
+    /// The prefix of the engine's own event types.
+    public static let engineTypePrefix = "eventlog."
+
+    /// ``append(_:)`` without the reserved-type check: the engine's own records.
+    func appendEvent(_ event: NewEvent) throws -> RecordedEvent {
         let typeLength = event.type.utf8.count
         guard typeLength > 0, typeLength <= RecordLayout.maxTypeLength else {
             throw EventLogError(.invalidArgument, operation: "append",
