@@ -214,9 +214,10 @@ enum FaultShim {
     }()
 
     /// Runs `eventlog ARGS` with the shim watching files under `watching`,
-    /// failing the `fault`'s call; kills it after a generous timeout.
+    /// failing the `fault`'s call (or, `killing`, killing the process with
+    /// SIGKILL just before it); kills it after a generous timeout.
     static func run(_ arguments: [String], shim: String, watching: String, fault: (nth: Int, kind: FaultKind)?,
-                    timeout: TimeInterval = 120) throws -> Run {
+                    killing: Bool = false, timeout: TimeInterval = 120) throws -> Run {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("faultrun-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -233,6 +234,7 @@ enum FaultShim {
         env["FAULT_NTH"] = fault.map { String($0.nth) } ?? "0"
         env["FAULT_ERRNO"] = fault?.kind.errnoName ?? "EIO"
         env["FAULT_PERSIST"] = fault?.kind.persists == true ? "1" : "0"
+        env["FAULT_KILL"] = killing ? "1" : "0"
         process.environment = env
         let errHandle = try FileHandle(forWritingTo: err)
         process.standardError = errHandle
