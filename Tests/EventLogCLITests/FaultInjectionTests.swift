@@ -110,7 +110,7 @@ struct FaultInjectionTests {
 }
 
 /// A command to fail, with the store it starts from and what must hold after.
-/// `compact`, `forget` and `ship` join this list when they exist.
+/// `forget` and `ship` join this list when they exist.
 struct FaultWorkload: Sendable, CustomStringConvertible {
     var name: String
     /// Builds the starting store at `store` with clean processes.
@@ -168,6 +168,23 @@ struct FaultWorkload: Sendable, CustomStringConvertible {
             #expect(again.status == 0, "\(label): replay after the fault: \(again.stderr)")
             let scratch = ((try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []).filter { $0.hasPrefix("replay-scratch") }
             #expect(scratch.isEmpty, "\(label): scratch environments are left: \(scratch)")
+        }),
+        // A compaction after a forget (freed pages to drop), the copy large
+        // enough for LMDB to write it in several buffers: a failed write or
+        // sync of the copy leaves the old file, and no copy; a failed sync
+        // of the directory after the rename leaves the new one, whole.
+        FaultWorkload(name: "compact", prepare: { store, dir in
+            let lines = CompactionTests.operations(users: ["alice", "bob", "carol"], marked: "alice", rounds: 60)
+            #expect(try CLI.run(["apply", "--store", store, try dir.file("users.jsonl", lines)]).status == 0)
+            let forget = try CLI.run(["apply", "--store", store, "-"], input: #"{"op":"forgetUser","user":"alice","at":"2026-12-01T00:00:00Z"}"# + "\n")
+            #expect(forget.status == 0, "\(forget.stderr)")
+        }, command: { store, _ in
+            ["compact", "--store", store]
+        }, after: { store, _, label in
+            #expect(!FileManager.default.fileExists(atPath: (store as NSString).appendingPathComponent("data.mdb.compacting")),
+                    "\(label): the copy is left")
+            let again = try CLI.run(["compact", "--store", store])
+            #expect(again.status == 0, "\(label): compact after the fault: \(again.stderr)")
         }),
     ]
 }
