@@ -48,7 +48,11 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         if (options.readOnly || !options.createIfMissing) && !FileManager.default.fileExists(atPath: dataFile) {
             throw EventLogError(.storeMissing, operation: "open", "no store at \(path) (no data.mdb there)")
         }
-        environment = try Environment(path: path, options: options.environmentOptions)
+        do {
+            environment = try Environment(path: path, options: options.environmentOptions)
+        } catch let error as EnvironmentBusyError {
+            throw EventLogError(.storeBusy, operation: "open", error.description)
+        }
         self.options = options
         queue = WriteQueue(maxGroup: options.maxGroupCommit)
         if options.readOnly {

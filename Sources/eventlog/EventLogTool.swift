@@ -17,6 +17,7 @@ struct EventLogTool: AsyncParsableCommand {
               eventlog log --from 100 --limit 10 --json
               eventlog verify
               eventlog replay --verify
+              eventlog compact
               eventlog bench --corpus items.jsonl.gz --queries queries.txt
               eventlog ship --to postgres://app@db/events --stream shard-1
               eventlog follow --from postgres://app@db/events --stream shard-1 --store /var/lib/app/follower
@@ -39,6 +40,7 @@ struct EventLogTool: AsyncParsableCommand {
             VerifyCommand.self,
             ReplayCommand.self,
             SnapshotCommand.self,
+            CompactCommand.self,
             BenchCommand.self,
             BenchSettingCommand.self,
             ShipCommand.self,

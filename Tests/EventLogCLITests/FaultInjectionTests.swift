@@ -110,7 +110,7 @@ struct FaultInjectionTests {
 }
 
 /// A command to fail, with the store it starts from and what must hold after.
-/// `compact`, `forget` and `ship` join this list when they exist.
+/// `forget` and `ship` join this list when they exist.
 struct FaultWorkload: Sendable, CustomStringConvertible {
     var name: String
     /// Builds the starting store at `store` with clean processes.
@@ -169,6 +169,23 @@ struct FaultWorkload: Sendable, CustomStringConvertible {
             let scratch = ((try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []).filter { $0.hasPrefix("replay-scratch") }
             #expect(scratch.isEmpty, "\(label): scratch environments are left: \(scratch)")
         }),
+        // A compaction after a forget (freed pages to drop), the copy large
+        // enough for LMDB to write it in several buffers: a failed write or
+        // sync of the copy leaves the old file, and no copy; a failed sync
+        // of the directory after the rename leaves the new one, whole.
+        FaultWorkload(name: "compact", prepare: { store, dir in
+            let lines = CompactionTests.operations(users: ["alice", "bob", "carol"], marked: "alice", rounds: 60)
+            #expect(try CLI.run(["apply", "--store", store, try dir.file("users.jsonl", lines)]).status == 0)
+            let forget = try CLI.run(["apply", "--store", store, "-"], input: #"{"op":"forgetUser","user":"alice","at":"2026-12-01T00:00:00Z"}"# + "\n")
+            #expect(forget.status == 0, "\(forget.stderr)")
+        }, command: { store, _ in
+            ["compact", "--store", store]
+        }, after: { store, _, label in
+            #expect(!FileManager.default.fileExists(atPath: (store as NSString).appendingPathComponent("data.mdb.compacting")),
+                    "\(label): the copy is left")
+            let again = try CLI.run(["compact", "--store", store])
+            #expect(again.status == 0, "\(label): compact after the fault: \(again.stderr)")
+        }),
     ]
 }
 
@@ -214,9 +231,10 @@ enum FaultShim {
     }()
 
     /// Runs `eventlog ARGS` with the shim watching files under `watching`,
-    /// failing the `fault`'s call; kills it after a generous timeout.
+    /// failing the `fault`'s call (or, `killing`, killing the process with
+    /// SIGKILL just before it); kills it after a generous timeout.
     static func run(_ arguments: [String], shim: String, watching: String, fault: (nth: Int, kind: FaultKind)?,
-                    timeout: TimeInterval = 120) throws -> Run {
+                    killing: Bool = false, timeout: TimeInterval = 120) throws -> Run {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("faultrun-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -233,6 +251,7 @@ enum FaultShim {
         env["FAULT_NTH"] = fault.map { String($0.nth) } ?? "0"
         env["FAULT_ERRNO"] = fault?.kind.errnoName ?? "EIO"
         env["FAULT_PERSIST"] = fault?.kind.persists == true ? "1" : "0"
+        env["FAULT_KILL"] = killing ? "1" : "0"
         process.environment = env
         let errHandle = try FileHandle(forWritingTo: err)
         process.standardError = errHandle

@@ -109,7 +109,7 @@ public final class ActivityStore: UserScoped {
     /// every view; snapshots built from those payloads are removed. What
     /// stays: the positions, types, times and digests of the user's events,
     /// and the redaction record with the user's name. Freed pages may keep
-    /// old bytes until ``EventStore/compact(path:)``.
+    /// old bytes until ``ActivityStore/compact(path:progress:)``.
     ///
     /// ```swift
     /// let result = try store.forgetUser("alice")

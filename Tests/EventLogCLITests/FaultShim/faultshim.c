@@ -9,6 +9,8 @@
 //   FAULT_NTH=N       fails the Nth counted call (1-based; 0 or unset: none)
 //   FAULT_ERRNO=EIO   or ENOSPC: the error the failed call returns
 //   FAULT_PERSIST=1   fails every counted call from the Nth on, not just once
+//   FAULT_KILL=1      instead of failing the Nth call, kills the process with
+//                     SIGKILL just before it (a crash at that point)
 //   FAULT_REPORT=F    at exit, writes "calls C failed K first NAME PATH" to F
 //
 // A failed call writes nothing: it returns -1 with errno set before the real
@@ -18,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,7 @@ static size_t prefix_length;
 static long nth;
 static int fault_errno = EIO;
 static int persist;
+static int kill_instead;
 static long calls;
 static long failed;
 static char first_name[32];
@@ -44,6 +48,8 @@ __attribute__((constructor)) static void shim_init(void) {
     fault_errno = e && strcmp(e, "ENOSPC") == 0 ? ENOSPC : EIO;
     const char *p = getenv("FAULT_PERSIST");
     persist = p && strcmp(p, "1") == 0;
+    const char *k = getenv("FAULT_KILL");
+    kill_instead = k && strcmp(k, "1") == 0;
 }
 
 __attribute__((destructor)) static void shim_report(void) {
@@ -71,6 +77,7 @@ static int should_fail(const char *name, int fd) {
     if (!watched(fd)) return 0;
     calls += 1;
     if (nth <= 0 || calls < nth || (calls > nth && !persist)) return 0;
+    if (kill_instead) kill(getpid(), SIGKILL);
     if (!failed) {
         snprintf(first_name, sizeof first_name, "%s", name);
         char link[64];
