@@ -108,18 +108,40 @@ extension LogDatabases {
 }
 
 extension EventStore {
-    /// Removes every snapshot at `position` or later: they hold views built
-    /// from payloads that a redaction removed. Run inside the redacting
-    /// write (before its commit: a crash then loses only snapshots, which
-    /// are a cache) and again after it (a snapshot begun meanwhile).
-    func removeSnapshots(from position: Position) {
+    /// Removes every snapshot at `position` or later, and returns the
+    /// positions of the whole ones removed: they hold views built from
+    /// payloads that a redaction removed. Runs inside the redacting write
+    /// (`throwing`: before its commit, so that a snapshot that cannot be
+    /// removed fails the write rather than keep the data it was to erase; a
+    /// crash then loses only snapshots, which are a cache) and again after
+    /// it (a snapshot begun meanwhile; an error there is not reported, the
+    /// redaction has committed).
+    @discardableResult
+    func removeSnapshots(from position: Position, throwing: Bool) throws -> [Position] {
         // By name (20 digits, then `.snapshot`, maybe `.partial-PID`), so
         // that damaged and half-written files go as well.
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: snapshotDirectory)) ?? []
-        for name in names where name.contains(".snapshot") {
-            if let p = UInt64(name.prefix { $0.isNumber }), p >= position {
-                try? FileManager.default.removeItem(atPath: (snapshotDirectory as NSString).appendingPathComponent(name))
+        guard FileManager.default.fileExists(atPath: snapshotDirectory) else { return [] }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: snapshotDirectory)
+        } catch {
+            guard throwing else { return [] }
+            throw EventLogError(.snapshot, operation: "redact", "cannot list \(snapshotDirectory) to remove the snapshots from position \(position) on: \(error)")
+        }
+        var removed: [Position] = []
+        for name in names.sorted() where name.contains(".snapshot") {
+            guard let p = UInt64(name.prefix { $0.isNumber }), p >= position else { continue }
+            let path = (snapshotDirectory as NSString).appendingPathComponent(name)
+            do {
+                try FileManager.default.removeItem(atPath: path)
+                if name.hasSuffix(".snapshot") { removed.append(p) }
+            } catch {
+                // Gone meanwhile (another process, a partial file renamed) is fine.
+                guard throwing, FileManager.default.fileExists(atPath: path) else { continue }
+                throw EventLogError(.snapshot, operation: "redact",
+                                    "cannot remove \(path), which holds views built from the payloads being redacted: \(error)")
             }
         }
+        return removed
     }
 }
