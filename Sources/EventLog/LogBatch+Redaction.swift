@@ -61,12 +61,7 @@ extension LogBatch {
                 }
                 try databases.log.put(scratch, forKey: position, in: transaction)
             }
-            var value = [UInt8](repeating: 0, count: 16)
-            value.withUnsafeMutableBytes {
-                $0.storeBytes(of: range.lowerBound.bigEndian, as: UInt64.self)
-                $0.storeBytes(of: authorization.position.bigEndian, toByteOffset: 8, as: UInt64.self)
-            }
-            try databases.redactions.put(value, forKey: range.upperBound, in: transaction)
+            try databases.putRedaction(range, by: authorization.position, in: transaction)
         }
         redactedFrom = min(redactedFrom ?? first, first)
         return authorization
@@ -96,6 +91,28 @@ extension LogDatabases {
         let start = UInt64(bigEndian: entry.value.loadUnaligned(as: UInt64.self))
         guard start <= position else { return nil }
         return UInt64(bigEndian: entry.value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+    }
+
+    /// Records in `redactions` that `range` was redacted by the record at `by`.
+    func putRedaction(_ range: ClosedRange<Position>, by: Position, in txn: WriteTransaction) throws {
+        var value = [UInt8](repeating: 0, count: 16)
+        value.withUnsafeMutableBytes {
+            $0.storeBytes(of: range.lowerBound.bigEndian, as: UInt64.self)
+            $0.storeBytes(of: by.bigEndian, toByteOffset: 8, as: UInt64.self)
+        }
+        try redactions.put(value, forKey: range.upperBound, in: txn)
+    }
+
+    /// The range of the `redactions` entry that covers `position` and the
+    /// record that redacted it; nil when none does.
+    func redaction(covering position: Position, in txn: ReadTransaction) throws -> (range: ClosedRange<Position>, by: Position)? {
+        let cursor = try redactions.cursor(in: txn)
+        guard let entry = try position.withEncodedBytes({ try cursor.seekBytes(atOrAfter: $0) }),
+              entry.key.count == 8, entry.value.count == 16 else { return nil }
+        let last = UInt64(bigEndian: entry.key.loadUnaligned(as: UInt64.self))
+        let start = UInt64(bigEndian: entry.value.loadUnaligned(as: UInt64.self))
+        guard start <= position, position <= last else { return nil }
+        return (start...last, UInt64(bigEndian: entry.value.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
     }
 
     /// `event` with its ``RecordedEvent/redactedBy`` filled when redacted.
