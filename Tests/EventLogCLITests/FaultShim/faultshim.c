@@ -13,9 +13,10 @@
 //   FAULT_KILL=before or after: instead of failing the Nth call, the process
 //                     kills itself with SIGKILL just before it or just after
 //                     it returned (a crash at that exact point; no report).
-//                     In this mode unlink, unlinkat and remove of a path
-//                     under FAULT_PATH count as calls too (never failed),
-//                     so that a kill can fall just before or after a file's
+//                     With FAULT_KILL set (to these or to "count", which
+//                     kills nothing), unlink, unlinkat and remove of a path
+//                     under FAULT_PATH count as calls too (never failed), so
+//                     that a kill can fall just before or after a file's
 //                     removal.
 //
 // A failed call writes nothing: it returns -1 with errno set before the real
@@ -38,7 +39,7 @@ static size_t prefix_length;
 static long nth;
 static int fault_errno = EIO;
 static int persist;
-static int kill_before, kill_after;
+static int kill_before, kill_after, count_removals;
 static long calls;
 static long failed;
 static char first_name[32];
@@ -56,6 +57,7 @@ __attribute__((constructor)) static void shim_init(void) {
     const char *k = getenv("FAULT_KILL");
     kill_before = k && strcmp(k, "before") == 0;
     kill_after = k && strcmp(k, "after") == 0;
+    count_removals = k && *k;
 }
 
 __attribute__((destructor)) static void shim_report(void) {
@@ -172,7 +174,7 @@ int fdatasync(int fd) {
 // The removals, counted only with FAULT_KILL (so that the fault sweeps'
 // counts stay those of writes and syncs).
 static int kill_point(const char *path) {
-    if (!(kill_before || kill_after) || !prefix_length || !path) return 0;
+    if (!count_removals || !prefix_length || !path) return 0;
     return path[0] == '/' ? strncmp(path, prefix, prefix_length) == 0 : 0;
 }
 
