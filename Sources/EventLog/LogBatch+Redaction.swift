@@ -125,6 +125,25 @@ extension LogDatabases {
 }
 
 extension EventStore {
+    /// Whether a redaction record after `position` redacted an event at or
+    /// before it. A snapshot at `position` would then hold views built from
+    /// payloads that are gone: the redaction removes such snapshots, but one
+    /// that another process was writing meanwhile can appear after it, and
+    /// a rebuild must not start from it. Reads `redactions` up to
+    /// `position` (its ranges are disjoint, so sorted by first position too).
+    func redactedLater(than position: Position) throws -> Bool {
+        try environment.read { txn in
+            let cursor = try databases.redactions.cursor(in: txn)
+            var entry = try cursor.firstBytes()
+            while let (_, value) = entry, value.count == 16 {
+                if UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)) > position { return false }
+                if UInt64(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) > position { return true }
+                entry = try cursor.nextBytes()
+            }
+            return false
+        }
+    }
+
     /// Removes every snapshot at `position` or later, and returns the
     /// positions of the whole ones removed: they hold views built from
     /// payloads that a redaction removed. Runs inside the redacting write
