@@ -106,6 +106,7 @@ extension EventStore {
             return target
         }
         try copyLog(through: position, into: builder.target, databases: target, progress: progress)
+        try copyRedactions(through: position, into: builder.target, databases: target)
         let candidates = full ? [] : try newestUsableSnapshot(atOrBefore: position).map { [$0] } ?? []
         let (used, damaged) = try builder.build(through: position, from: candidates)
         try builder.target.write { txn in
@@ -175,6 +176,37 @@ extension EventStore {
             }
             progress?(ReplayProgress(phase: .copyLog, position: next - 1, end: end, events: next - 1,
                                      seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
+        }
+    }
+
+    /// Copies the `redactions` entries of the ranges at or before `end`
+    /// (clipped to it): the copied log holds the redacted records, and its
+    /// readers need to know what redacted them, as here. A range redacted by
+    /// a record after `end` (a user forgotten after the time travelled to)
+    /// keeps that record's position, past the copy's head: its views were
+    /// built skipping those records, and `verify` of the copy accepts them
+    /// as redacted after its end (``LogVerification/redactedAfterEnd``).
+    private func copyRedactions(through end: Position, into target: Environment, databases targetDatabases: LogDatabases) throws {
+        let entries: [(range: ClosedRange<Position>, by: Position)] = try environment.read { live in
+            var result: [(range: ClosedRange<Position>, by: Position)] = []
+            let cursor = try databases.redactions.cursor(in: live)
+            var entry = try cursor.firstBytes()
+            while let (key, value) = entry {
+                guard key.count == 8, value.count == 16 else {
+                    throw EventLogError.corrupt(key: "\([UInt8](key))", database: "redactions", operation: "replay",
+                                                "a redactions entry is \(key.count) + \(value.count) bytes; allowed: 8 + 16")
+                }
+                let last = UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
+                let first = UInt64(bigEndian: value.loadUnaligned(as: UInt64.self))
+                if first > end { break }
+                result.append((first...min(last, end), UInt64(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))))
+                entry = try cursor.nextBytes()
+            }
+            return result
+        }
+        guard !entries.isEmpty else { return }
+        try target.write { txn in
+            for entry in entries { try targetDatabases.putRedaction(entry.range, by: entry.by, in: txn) }
         }
     }
 

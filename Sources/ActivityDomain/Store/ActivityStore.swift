@@ -100,7 +100,10 @@ public final class ActivityStore: UserScoped {
             try executor.finish()
             return results
         }
-        return receipt.value ?? []
+        var results = receipt.value ?? []
+        // A forgetUser is alone in its transaction: the snapshots the write removed are its own.
+        if !receipt.removedSnapshots.isEmpty, results.count == 1 { results[0].removedSnapshots = receipt.removedSnapshots }
+        return results
     }
 
     /// Erases `user` (SPEC §10): in one transaction, a redaction record

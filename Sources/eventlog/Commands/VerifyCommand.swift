@@ -10,7 +10,9 @@ struct VerifyCommand: Subcommand {
             Prints the first problem (its position, kind and detail) and exits 1, or prints what was
             checked and exits 0. Runs beside writers, up to the head found when it starts.
             Also checks every snapshot's digest. JSON: {"valid","head","recordsChecked","bytesChecked","lastLink",
-            "problem":{"position","kind","detail"},"snapshots":[{"position","valid"}]}.
+            "problem":{"position","kind","detail"},"snapshots":[{"position","valid"}],"redactedAfterEnd"}
+            ("redactedAfterEnd", only in a time travel's copy of a store that forgot a user after its end:
+            the redacted records whose redaction record the copy does not hold).
 
             Examples:
               eventlog verify
@@ -43,6 +45,7 @@ struct VerifyCommand: Subcommand {
                 "lastLink": .string("\(report.lastLink)"),
                 "snapshots": .array(snapshots.map { .object(["position": .integer(Int64($0.0)), "valid": .bool($0.1)]) }),
             ]
+            if report.redactedAfterEnd > 0 { members["redactedAfterEnd"] = .integer(Int64(report.redactedAfterEnd)) }
             if let problem = report.firstProblem {
                 members["problem"] = .object([
                     "position": .integer(Int64(problem.position)),
@@ -53,7 +56,9 @@ struct VerifyCommand: Subcommand {
             Output.json(.object(members))
         } else if report.isValid && damaged.isEmpty {
             Output.line("ok: \(report.recordsChecked) records, \(report.bytesChecked) bytes, head \(report.head), last link \(report.lastLink)"
-                + (snapshots.isEmpty ? "" : "; \(snapshots.count) snapshots with sound digests"))
+                + (snapshots.isEmpty ? "" : "; \(snapshots.count) snapshots with sound digests")
+                + (report.redactedAfterEnd == 0 ? "" : "; \(report.redactedAfterEnd) records redacted by a forget after this log's end "
+                    + "(a time travel's copy: `verify` of the store it was copied from checks that redaction record)"))
         }
         if let problem = report.firstProblem {
             Output.error("eventlog verify: the log is corrupt at position \(problem.position): \(problem.kind.rawValue): \(problem.detail)")
