@@ -52,8 +52,10 @@ struct RedactionAudit {
         return nil
     }
 
-    /// The first redacted position no later redaction record covers.
-    func firstUnauthorized() -> LogProblem? {
+    /// The first redacted position that no later redaction record covers,
+    /// nor one of `pending` (authorizations past the head, checked): those
+    /// it covers are counted per authorization instead.
+    func firstUnauthorized(pending: [(record: LogRecord, decoded: RedactionRecord)] = []) -> (problem: LogProblem?, pending: [PendingRedaction]) {
         let sorted = covered.sorted { $0.range.lowerBound < $1.range.lowerBound }
         func cover(of position: Position) -> (range: ClosedRange<Position>, by: Position)? {
             var low = 0, high = sorted.count
@@ -63,17 +65,28 @@ struct RedactionAudit {
             }
             return low < sorted.count && sorted[low].range.contains(position) ? sorted[low] : nil
         }
+        var uses = [UInt64](repeating: 0, count: pending.count)
         for range in redacted.ranges {
             var p = range.lowerBound
             while p <= range.upperBound {
-                guard let c = cover(of: p), c.by > p else {
-                    return LogProblem(position: p, kind: .unauthorizedRedaction,
-                                      detail: "the record is flagged redacted, but no later \(RedactionRecord.type) record covers its position")
+                if let c = cover(of: p), c.by > p {
+                    if c.range.upperBound >= range.upperBound { break }
+                    p = c.range.upperBound + 1
+                    continue
                 }
-                if c.range.upperBound >= range.upperBound { break }
-                p = c.range.upperBound + 1
+                guard let index = pending.firstIndex(where: { $0.record.position > p && $0.decoded.positions.contains(p) }) else {
+                    let problem = LogProblem(position: p, kind: .unauthorizedRedaction,
+                                             detail: "the record is flagged redacted, but no later \(RedactionRecord.type) record covers its position"
+                                                + (pending.isEmpty ? "" : ", nor a pending authorization"))
+                    return (problem, [])
+                }
+                uses[index] += 1
+                p += 1
             }
         }
-        return nil
+        let used = pending.indices.filter { uses[$0] > 0 }.map {
+            PendingRedaction(position: pending[$0].record.position, link: pending[$0].record.link, covers: uses[$0])
+        }
+        return (nil, used)
     }
 }
