@@ -9,8 +9,12 @@ struct VerifyCommand: Subcommand {
         discussion: """
             Prints the first problem (its position, kind and detail) and exits 1, or prints what was
             checked and exits 0. Runs beside writers, up to the head found when it starts.
-            Also checks every snapshot's digest. JSON: {"valid","head","recordsChecked","bytesChecked","lastLink",
-            "problem":{"position","kind","detail"},"snapshots":[{"position","valid"}]}.
+            Also checks every snapshot's digest. A follower or a restore that took redacted records before
+            the redaction record that redacted them (still past its head) lists it as pending: valid, but
+            proven only once the log reaches it (Docs/LogFormat.md, "Pending authorizations").
+            JSON: {"valid","head","recordsChecked","bytesChecked","lastLink",
+            "problem":{"position","kind","detail"},"snapshots":[{"position","valid"}],
+            "pendingRedactions":[{"position","link","covers"}]}.
 
             Examples:
               eventlog verify
@@ -42,6 +46,9 @@ struct VerifyCommand: Subcommand {
                 "bytesChecked": .integer(Int64(report.bytesChecked)),
                 "lastLink": .string("\(report.lastLink)"),
                 "snapshots": .array(snapshots.map { .object(["position": .integer(Int64($0.0)), "valid": .bool($0.1)]) }),
+                "pendingRedactions": .array(report.pendingRedactions.map {
+                    .object(["position": .integer(Int64($0.position)), "link": .string("\($0.link)"), "covers": .integer(Int64($0.covers))])
+                }),
             ]
             if let problem = report.firstProblem {
                 members["problem"] = .object([
@@ -54,6 +61,10 @@ struct VerifyCommand: Subcommand {
         } else if report.isValid && damaged.isEmpty {
             Output.line("ok: \(report.recordsChecked) records, \(report.bytesChecked) bytes, head \(report.head), last link \(report.lastLink)"
                 + (snapshots.isEmpty ? "" : "; \(snapshots.count) snapshots with sound digests"))
+            for pending in report.pendingRedactions {
+                Output.line("pending: \(pending.covers) redacted records are authorized by the redaction record at position \(pending.position) "
+                    + "(link \(pending.link)), past the head: proven once the log reaches it")
+            }
         }
         if let problem = report.firstProblem {
             Output.error("eventlog verify: the log is corrupt at position \(problem.position): \(problem.kind.rawValue): \(problem.detail)")
