@@ -43,10 +43,10 @@ extension EventStore {
         try await BlockingWork.run { try self.append(events, options) }
     }
 
-    /// ``appendRecords(_:follow:)``, off the cooperative threads.
+    /// ``appendRecords(_:authorizations:follow:)``, off the cooperative threads.
     @discardableResult
-    public func appendRecords(_ records: [LogRecord], follow: FollowState? = nil) async throws -> Position {
-        try await BlockingWork.run { try self.appendRecords(records, follow: follow) }
+    public func appendRecords(_ records: [LogRecord], authorizations: [LogRecord] = [], follow: FollowState? = nil) async throws -> Position {
+        try await BlockingWork.run { try self.appendRecords(records, authorizations: authorizations, follow: follow) }
     }
 
     /// ``read(_:)``, off the cooperative threads.
@@ -57,5 +57,10 @@ extension EventStore {
     /// ``records(after:limit:maxBytes:)``, off the cooperative threads.
     public func records(after position: Position, limit: Int = 1_000, maxBytes: Int = 4 << 20) async throws -> [LogRecord] {
         try await BlockingWork.run { try self.records(after: position, limit: limit, maxBytes: maxBytes) }
+    }
+
+    /// ``records(at:)``, off the cooperative threads.
+    public func records(at positions: PositionRanges) async throws -> [LogRecord] {
+        try await BlockingWork.run { try self.records(at: positions) }
     }
 }

@@ -34,18 +34,36 @@ extension EventStore {
     /// ``EventLogError/Code/corrupt`` for damaged bytes) names the position.
     /// `follow`, when given, is stored in the same transaction.
     ///
+    /// A forget travels too (`Docs/Scaling.md`, "Erasure"). A redacted
+    /// record is taken only when one of `authorizations` (or one handed in
+    /// before) covers it: the leader's `eventlog.redaction` record that
+    /// redacted it, at a later position, which the store keeps as a
+    /// *pending authorization* until its log reaches that position. An
+    /// `eventlog.redaction` record, when it arrives, redacts the earlier
+    /// records it names, in the same transaction, so the log ends byte for
+    /// byte the leader's.
+    ///
     /// ```swift
     /// let head = try follower.appendRecords(try leader.records(after: follower.head()))
     /// ```
     @discardableResult
-    public func appendRecords(_ records: [LogRecord], follow: FollowState? = nil) throws -> Position {
+    public func appendRecords(_ records: [LogRecord], authorizations: [LogRecord] = [], follow: FollowState? = nil) throws -> Position {
         let encoded = try follow.map { try Self.encodeFollowState($0) }
         let receipt = try write { batch in
+            for authorization in authorizations { try batch.authorize(pending: authorization) }
             for record in records { try batch.append(record: record) }
             if let encoded { try databases.meta.put(encoded, forKey: "follow", in: batch.transaction) }
             return batch.head
         }
         return receipt.value ?? 0
+    }
+
+    /// The redaction records this store holds as pending authorizations
+    /// (past its head), by position; empty unless it is a follower or a
+    /// restore that took redacted records before the record that redacted
+    /// them.
+    public func pendingRedactions() throws -> [LogRecord] {
+        try environment.read { try databases.pendingRedactions(in: $0) }
     }
 
     /// What this store, as a follower, last knew of its stream; nil when it follows none.

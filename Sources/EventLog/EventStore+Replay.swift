@@ -183,12 +183,15 @@ extension EventStore {
     /// (clipped to it): the copied log holds the redacted records, and its
     /// readers need to know what redacted them, as here. A range redacted by
     /// a record after `end` (a user forgotten after the time travelled to)
-    /// keeps that record's position, past the copy's head: its views were
-    /// built skipping those records, and `verify` of the copy accepts them
-    /// as redacted after its end (``LogVerification/redactedAfterEnd``).
+    /// gets that record as a *pending authorization* (`Docs/LogFormat.md`),
+    /// as a follower that took redacted records before their redaction
+    /// record does: its views were built skipping those records, and
+    /// `verify` of the copy lists the authorization as pending
+    /// (``LogVerification/pendingRedactions``).
     private func copyRedactions(through end: Position, into target: Environment, databases targetDatabases: LogDatabases) throws {
-        let entries: [(range: ClosedRange<Position>, by: Position)] = try environment.read { live in
+        let (entries, pending): ([(range: ClosedRange<Position>, by: Position)], [Position: [UInt8]]) = try environment.read { live in
             var result: [(range: ClosedRange<Position>, by: Position)] = []
+            var pending: [Position: [UInt8]] = [:]
             let cursor = try databases.redactions.cursor(in: live)
             var entry = try cursor.firstBytes()
             while let (key, value) = entry {
@@ -198,15 +201,27 @@ extension EventStore {
                 }
                 let last = UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
                 let first = UInt64(bigEndian: value.loadUnaligned(as: UInt64.self))
+                let by = UInt64(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
                 if first > end { break }
-                result.append((first...min(last, end), UInt64(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))))
+                if by <= end {
+                    result.append((first...min(last, end), by))
+                } else if pending[by] == nil {
+                    guard let record = try databases.log.get(by, in: live) else {
+                        throw EventLogError.corrupt(key: "\(last)", database: "redactions", operation: "replay",
+                                                    "the entry names the redaction record at \(by), and the log has no record there")
+                    }
+                    pending[by] = record
+                }
                 entry = try cursor.nextBytes()
             }
-            return result
+            return (result, pending)
         }
-        guard !entries.isEmpty else { return }
+        guard !entries.isEmpty || !pending.isEmpty else { return }
         try target.write { txn in
             for entry in entries { try targetDatabases.putRedaction(entry.range, by: entry.by, in: txn) }
+            for (position, record) in pending {
+                try targetDatabases.meta.put(record, forKey: LogDatabases.pendingRedactionKey(position), in: txn)
+            }
         }
     }
 

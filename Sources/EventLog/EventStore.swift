@@ -310,7 +310,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             guard view.isWellFormed else {
                 throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: position)
             }
-            return try databases.withRedaction(view.event(at: position), in: txn)
+            return try RedactionLookup(databases).describe(view.event(at: position), in: txn)
         }
     }
 
@@ -358,6 +358,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
                        _ body: (RecordedEvent) throws -> Bool) throws {
         guard position < end else { return }
         let cursor = try databases.log.cursor(in: txn)
+        let redactions = RedactionLookup(databases)
         var expected = position + 1
         var entry = try expected.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
         while let (key, value) = entry {
@@ -370,7 +371,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             guard view.isWellFormed else {
                 throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
             }
-            let event = view.isRedacted ? try databases.withRedaction(view.event(at: p), in: txn) : view.event(at: p)
+            let event = view.isRedacted ? try redactions.describe(view.event(at: p), in: txn) : view.event(at: p)
             if !(try body(event)) || p == end { return }
             expected += 1
             entry = try cursor.nextBytes()

@@ -66,6 +66,113 @@ extension LogBatch {
         redactedFrom = min(redactedFrom ?? first, first)
         return authorization
     }
+
+    // MARK: Exact records (followers, restores)
+
+    /// Hands this batch a redaction record that lies past the head (a
+    /// follower's or a restore's *pending authorization*, fetched from the
+    /// stream): redacted records it covers may then be appended before it.
+    /// Stored in `meta` (`pendingRedaction:` and the position) until the log
+    /// reaches its position, where the record appended must be this one,
+    /// byte for byte. One at or before the head must equal the log's record.
+    ///
+    /// Throws ``EventLogError/Code/corrupt`` for bytes that are not a whole
+    /// `eventlog.redaction` record naming earlier positions, and
+    /// ``EventLogError/Code/diverged`` for one that differs from what this
+    /// log holds or was handed before at that position.
+    func authorize(pending record: LogRecord) throws {
+        let decoded = try PendingRedaction.check(record)
+        if record.position <= head {
+            guard try databases.log.get(record.position, in: transaction) == record.bytes else {
+                throw EventLogError(.diverged, operation: "append record",
+                                    "the redaction record handed in for position \(record.position) differs from this log's record there: the histories differ",
+                                    position: record.position)
+            }
+            return
+        }
+        let key = LogDatabases.pendingRedactionKey(record.position)
+        if let known = try databases.meta.get(key, in: transaction) {
+            guard known == record.bytes else {
+                throw EventLogError(.diverged, operation: "append record",
+                                    "the redaction record handed in for position \(record.position) differs from the one this store holds as its pending authorization",
+                                    position: record.position)
+            }
+            return
+        }
+        try databases.meta.put(record.bytes, forKey: key, in: transaction)
+        try redactions.setPending(decoded, at: record.position, in: transaction)
+    }
+
+    /// What authorizes a record arriving through ``append(record:)``, and
+    /// which earlier records it redacts when it is a redaction record.
+    struct RecordArrival {
+        var authorization: (position: Position, record: RedactionRecord)?
+        var names: RedactionRecord?
+    }
+
+    /// Before an exact record is stored: a redacted one must be covered by a
+    /// pending authorization; a redaction record must decode, and equal the
+    /// pending authorization at its position if there is one (which it
+    /// replaces).
+    func checkRedaction(arriving record: LogRecord) throws -> RecordArrival {
+        if record.isRedacted {
+            guard let pending = try redactions.pending(covering: record.position, in: transaction) else {
+                throw EventLogError(.corrupt, operation: "append record",
+                                    "record \(record.position) is flagged redacted, but no redaction record authorizes it; allowed: a redacted record with a pending authorization (the later \(RedactionRecord.type) record that covers it)",
+                                    position: record.position)
+            }
+            return RecordArrival(authorization: pending)
+        }
+        guard record.type == RedactionRecord.type else { return RecordArrival() }
+        let decoded = try PendingRedaction.check(record)
+        let key = LogDatabases.pendingRedactionKey(record.position)
+        if let pending = try databases.meta.get(key, in: transaction) {
+            guard pending == record.bytes else {
+                throw EventLogError(.diverged, operation: "append record",
+                                    "redaction record \(record.position) differs from the pending authorization this store was handed for that position: the histories differ",
+                                    position: record.position)
+            }
+            _ = try databases.meta.delete(key, in: transaction)
+            try redactions.setPending(nil, at: record.position, in: transaction)
+        }
+        return RecordArrival(names: decoded)
+    }
+
+    /// After a redaction record arrived at `authorization`: the earlier
+    /// records it names lose their payloads as on the leader (those that
+    /// arrived redacted already have), and the `redactions` database
+    /// records the ranges.
+    func redactNamed(_ named: RedactionRecord, by authorization: Position) throws {
+        var scratch: [UInt8] = []
+        var firstRewritten: Position?
+        for range in named.positions.ranges {
+            for position in range {
+                scratch.removeAll(keepingCapacity: true)
+                let problem: String? = try databases.log.withValue(forKey: position, in: transaction) { bytes in
+                    let view = RecordLayout.View(bytes: bytes)
+                    guard view.isWellFormed else { return "the record is malformed" }
+                    if view.type.elementsEqual(RedactionRecord.type.utf8) { return "it is a redaction record" }
+                    if !view.isRedacted { RecordLayout.appendRedacted(view, to: &scratch) }
+                    return nil
+                } ?? "no record there"
+                if problem == nil, scratch.isEmpty, let earlier = try databases.redactedBy(position, in: transaction) {
+                    throw EventLogError(.corrupt, operation: "append record",
+                                        "redaction record \(authorization) names position \(position), already redacted by the record at \(earlier)",
+                                        position: authorization)
+                }
+                if let problem {
+                    throw EventLogError(.corrupt, operation: "append record",
+                                        "redaction record \(authorization) names position \(position): \(problem)", position: authorization)
+                }
+                if !scratch.isEmpty {
+                    try databases.log.put(scratch, forKey: position, in: transaction)
+                    if firstRewritten == nil { firstRewritten = position }
+                }
+            }
+            try databases.putRedaction(range, by: authorization, in: transaction)
+        }
+        if let first = firstRewritten { redactedFrom = min(redactedFrom ?? first, first) }
+    }
 }
 
 extension RecordLayout {
@@ -103,25 +210,6 @@ extension LogDatabases {
         try redactions.put(value, forKey: range.upperBound, in: txn)
     }
 
-    /// The range of the `redactions` entry that covers `position` and the
-    /// record that redacted it; nil when none does.
-    func redaction(covering position: Position, in txn: ReadTransaction) throws -> (range: ClosedRange<Position>, by: Position)? {
-        let cursor = try redactions.cursor(in: txn)
-        guard let entry = try position.withEncodedBytes({ try cursor.seekBytes(atOrAfter: $0) }),
-              entry.key.count == 8, entry.value.count == 16 else { return nil }
-        let last = UInt64(bigEndian: entry.key.loadUnaligned(as: UInt64.self))
-        let start = UInt64(bigEndian: entry.value.loadUnaligned(as: UInt64.self))
-        guard start <= position, position <= last else { return nil }
-        return (start...last, UInt64(bigEndian: entry.value.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-    }
-
-    /// `event` with its ``RecordedEvent/redactedBy`` filled when redacted.
-    func withRedaction(_ event: RecordedEvent, in txn: ReadTransaction) throws -> RecordedEvent {
-        guard event.isRedacted else { return event }
-        var event = event
-        event.redactedBy = try redactedBy(event.position, in: txn)
-        return event
-    }
 }
 
 extension EventStore {

@@ -25,6 +25,8 @@ public final class LogBatch {
     /// The first position this batch redacted, if any: snapshots from it on
     /// hold views built from payloads now gone, and are removed.
     var redactedFrom: Position?
+    /// Finds what authorizes a redacted record (read lazily).
+    lazy var redactions = RedactionLookup(databases)
     private let writers: [any ProjectionWriter]
     private let clock: @Sendable () -> Date
 
@@ -101,6 +103,13 @@ public final class LogBatch {
     /// every projection, as ``append(_:)`` does. The record must be the next
     /// position and its link must follow the head's: else nothing of the
     /// write is kept and the error names the position.
+    ///
+    /// Redaction travels with the records (`Docs/Scaling.md`, "Erasure"): a
+    /// redacted record is taken only when a pending authorization covers it
+    /// (``authorize(pending:)``), and an `eventlog.redaction` record redacts
+    /// the earlier records it names in this transaction, as
+    /// ``redact(_:context:at:)`` did on the leader, so the log ends byte for
+    /// byte the leader's.
     public func append(record: LogRecord) throws {
         guard record.position == head + 1 else {
             throw EventLogError(.diverged, operation: "append record",
@@ -113,6 +122,7 @@ public final class LogBatch {
                                 "the link of record \(record.position) does not follow this log's record \(head): the histories differ",
                                 position: record.position)
         }
+        let arrival = try checkRedaction(arriving: record)
         try record.bytes.withUnsafeBytes { bytes in
             try databases.log.put(reserving: bytes.count, forKey: record.position, flags: .append, in: transaction) { out in
                 out.copyMemory(from: bytes)
@@ -121,8 +131,13 @@ public final class LogBatch {
         head = record.position
         link = record.link
         if firstAppended == nil { firstAppended = record.position }
-        let event = record.event
+        var event = record.event
+        if let authorization = arrival.authorization {
+            event.redactedBy = authorization.position
+            event.redactionRecord = authorization.record
+        }
         for writer in writers { try writer.apply(event) }
+        if let names = arrival.names { try redactNamed(names, by: record.position) }
     }
 
     /// Lets every projection write what it held back; called once, before commit.

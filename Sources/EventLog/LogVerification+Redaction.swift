@@ -52,17 +52,10 @@ struct RedactionAudit {
         return nil
     }
 
-    /// The first redacted position no later redaction record covers, and
-    /// how many redacted records were accepted because `afterEnd` found
-    /// their redaction record after the log's end.
-    ///
-    /// `afterEnd(p)` answers for a position no record of the log covers:
-    /// the range around `p` that the store's `redactions` database says was
-    /// redacted by a record past the end of this log, or nil. Only a time
-    /// travel's copy (`replay --to P` of a store that forgot a user after
-    /// P) has such entries: in a store that did the redacting, every entry
-    /// names a record of its own log.
-    func firstUnauthorized(afterEnd: (Position) throws -> ClosedRange<Position>?) rethrows -> (problem: LogProblem?, redactedAfterEnd: UInt64) {
+    /// The first redacted position that no later redaction record covers,
+    /// nor one of `pending` (authorizations past the head, checked): those
+    /// it covers are counted per authorization instead.
+    func firstUnauthorized(pending: [(record: LogRecord, decoded: RedactionRecord)] = []) -> (problem: LogProblem?, pending: [PendingRedaction]) {
         let sorted = covered.sorted { $0.range.lowerBound < $1.range.lowerBound }
         func cover(of position: Position) -> (range: ClosedRange<Position>, by: Position)? {
             var low = 0, high = sorted.count
@@ -72,25 +65,28 @@ struct RedactionAudit {
             }
             return low < sorted.count && sorted[low].range.contains(position) ? sorted[low] : nil
         }
-        var afterEndCount: UInt64 = 0
+        var uses = [UInt64](repeating: 0, count: pending.count)
         for range in redacted.ranges {
             var p = range.lowerBound
             while p <= range.upperBound {
-                var upper: Position
                 if let c = cover(of: p), c.by > p {
-                    upper = c.range.upperBound
-                } else if let later = try afterEnd(p) {
-                    upper = later.upperBound
-                    afterEndCount += min(upper, range.upperBound) - p + 1
-                } else {
-                    return (LogProblem(position: p, kind: .unauthorizedRedaction,
-                                       detail: "the record is flagged redacted, but no later \(RedactionRecord.type) record covers its position"),
-                            afterEndCount)
+                    if c.range.upperBound >= range.upperBound { break }
+                    p = c.range.upperBound + 1
+                    continue
                 }
-                if upper >= range.upperBound { break }
-                p = upper + 1
+                guard let index = pending.firstIndex(where: { $0.record.position > p && $0.decoded.positions.contains(p) }) else {
+                    let problem = LogProblem(position: p, kind: .unauthorizedRedaction,
+                                             detail: "the record is flagged redacted, but no later \(RedactionRecord.type) record covers its position"
+                                                + (pending.isEmpty ? "" : ", nor a pending authorization"))
+                    return (problem, [])
+                }
+                uses[index] += 1
+                p += 1
             }
         }
-        return (nil, afterEndCount)
+        let used = pending.indices.filter { uses[$0] > 0 }.map {
+            PendingRedaction(position: pending[$0].record.position, link: pending[$0].record.link, covers: uses[$0])
+        }
+        return (nil, used)
     }
 }

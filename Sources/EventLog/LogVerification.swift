@@ -17,12 +17,12 @@ public struct LogVerification: Sendable, Equatable {
     /// is position 1): write it down somewhere else, and a later verification
     /// proves the history up to it was not rewritten.
     public var lastLink: ChainLink
-    /// Redacted records whose redaction record lies after the end of this
-    /// log, as the store's `redactions` database says: a time travel's copy
-    /// (`replay(through:into:)`) of a store that forgot a user later. The
-    /// copy cannot show that record; `verify` of the store it was copied
-    /// from does. Always 0 in a store that did the redacting.
-    public var redactedAfterEnd: UInt64 = 0
+    /// Redaction records past the head that authorize redacted records of
+    /// this log (a follower or a restore that took the redacted records
+    /// before the record that redacted them; `Docs/LogFormat.md`, "Pending
+    /// authorizations"). Not a problem: the log is valid, but what the
+    /// redacted records lost is proven only once the log reaches them.
+    public var pendingRedactions: [PendingRedaction] = []
 
     public var isValid: Bool { firstProblem == nil }
 }
@@ -135,14 +135,11 @@ extension EventStore {
             progress?(WalkProgress(position: next - 1, end: end, bytes: report.bytesChecked))
         }
         if report.firstProblem == nil {
-            let audited = try environment.read { txn in
-                try audit.firstUnauthorized { position in
-                    guard let entry = try databases.redaction(covering: position, in: txn), entry.by > end else { return nil }
-                    return entry.range
-                }
-            }
-            report.firstProblem = audited.problem
-            report.redactedAfterEnd = audited.redactedAfterEnd
+            // Pending authorizations past the end of the walk, whole and well formed.
+            let pending = try environment.read { try databases.pendingRedactions(in: $0) }
+                .filter { $0.position > end }
+                .compactMap { record in (try? PendingRedaction.check(record)).map { (record, $0) } }
+            (report.firstProblem, report.pendingRedactions) = audit.firstUnauthorized(pending: pending)
         }
         if report.firstProblem == nil {
             report.firstProblem = try checkHead(end: RecordedHead(position: end, link: link), recorded: recorded)

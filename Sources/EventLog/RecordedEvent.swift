@@ -32,8 +32,15 @@ public struct RecordedEvent: Sendable, Equatable {
     /// For a redacted record: the position of the ``RedactionRecord`` that
     /// authorized it (read from the engine's `redactions` database). A
     /// projection skips a redacted event that has one; one without it is
-    /// damage.
+    /// damage. Past the head in a follower or a restore that holds the
+    /// record only as a pending authorization (`Docs/Scaling.md`, "Erasure").
     public var redactedBy: Position? = nil
+    /// For a redacted record: the ``RedactionRecord`` at ``redactedBy``,
+    /// decoded (its ranges and the application's context), so that a
+    /// projection that meets a redacted event before the record that
+    /// redacted it (a follower that lags, a restore up to a position before
+    /// the forget) can tell what it belonged to. Nil when unknown.
+    public var redactionRecord: RedactionRecord? = nil
 }
 
 /// An event to append: its type, schema version and encoded payload.

@@ -162,10 +162,11 @@ public final class LogFollower<Views: ProjectionSet>: Sendable {
                 continue
             }
             let records = try await tables.records(after: local.position, through: end, limit: options.batchRecords)
+            let authorizations = try await authorizations(for: records, after: local.position, tables: tables)
             let state = options.recordsFollowState
                 ? FollowState(stream: stream, streamHead: head.position, streamEpoch: head.epoch, seenAt: Date()) : nil
             do {
-                _ = try await store.appendRecords(records, follow: state)
+                _ = try await store.appendRecords(records, authorizations: authorizations, follow: state)
                 stateWritten = ContinuousClock.now
             } catch let error as EventLogError where error.code == .diverged {
                 throw ShippingError(.diverged, operation: "follow", "stream \(stream): \(error.message)", position: error.position)
@@ -178,6 +179,19 @@ public final class LogFollower<Views: ProjectionSet>: Sendable {
             if !once, local.position == head.position, let refreshed = try await tables.head() { head = refreshed }
             progress?(report(head: head, local: local.position, totals: totals, started: started))
         }
+    }
+
+    /// For a batch that holds redacted records: the redaction records that
+    /// authorize them (past the store's head, maybe past the batch), which
+    /// the store does not hold yet as pending authorizations. The stream
+    /// always holds them: a shipper ships a redacted record and its
+    /// redaction record in one transaction (`Docs/Scaling.md`, "Erasure").
+    private func authorizations(for records: [LogRecord], after position: Position, tables: StreamTables) async throws -> [LogRecord] {
+        guard let last = records.last, records.contains(where: \.isRedacted) else { return [] }
+        let known = Set(try store.pendingRedactions().map(\.position))
+        let needed = try await tables.authorizations(after: position, through: last.position).filter { !known.contains($0) }
+        let inBatch = needed.compactMap { p in p <= last.position ? records[Int(p - position - 1)] : nil }
+        return inBatch + (try await tables.records(at: needed.filter { $0 > last.position }))
     }
 
     private func report(head: StreamHead, local: Position, totals: (records: UInt64, bytes: UInt64),

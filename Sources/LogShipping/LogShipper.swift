@@ -138,17 +138,19 @@ public final class LogShipper<Views: ProjectionSet>: Sendable {
             let seen = store.commitGeneration
             let limit = once ? min(options.batchRecords, Int(storeHead - shipped)) : options.batchRecords
             let batch = try await store.records(after: shipped, limit: limit, maxBytes: options.batchBytes)
-            guard let last = batch.last else {
+            guard !batch.isEmpty else {
                 if once { return report() }
                 await store.waitForCommit(after: seen, timeout: options.pollInterval)
                 continue
             }
+            let shipment = try await extend(batch)
+            let last = shipment.last!
             storeHead = max(storeHead, last.position)
-            guard try await ship(batch, epoch: epoch, after: shipped, link: link, tables: tables) else { return nil }
+            guard try await ship(shipment, epoch: epoch, after: shipped, link: link, tables: tables) else { return nil }
             shipped = last.position
             link = last.link
-            totals.records += UInt64(batch.count)
-            totals.bytes += UInt64(batch.reduce(0) { $0 + $1.bytes.count })
+            totals.records += UInt64(shipment.count)
+            totals.bytes += UInt64(shipment.bytes)
             progress?(report())
         }
     }
@@ -192,6 +194,11 @@ public final class LogShipper<Views: ProjectionSet>: Sendable {
     private func takeOver(_ tables: StreamTables) async throws -> Int64 {
         let local = try store.headAndLink()
         let stream = self.stream
+        if let pending = try store.pendingRedactions().first {
+            throw ShippingError(.refused, operation: "take over",
+                                "this store holds the redaction record at position \(pending.position) as a pending authorization (its log has not reached it yet); follow stream \(stream) up to it first",
+                                position: pending.position)
+        }
         let logger = options.logger
         let epoch = try await withDeadline(StreamTables.deadline, "take over") { try await tables.connection.withTransaction(logger: logger) { c -> Int64 in
             guard let head = try await tables.head(on: c, forUpdate: true) else {
@@ -234,24 +241,50 @@ public final class LogShipper<Views: ProjectionSet>: Sendable {
         return (head.position, head.link)
     }
 
-    /// Ships one batch in one transaction; false when the head moved under
+    /// `batch`, extended with the records after it up to the redaction
+    /// record of every redacted record in it (``Shipment``): a shipper that
+    /// lagged across a forget ships the redacted records and their
+    /// authorization in one transaction.
+    private func extend(_ batch: [LogRecord]) async throws -> Shipment {
+        var shipment = Shipment()
+        try shipment.add(batch)
+        while let waiting = shipment.uncovered.first {
+            let next = try await store.records(after: shipment.last!.position, limit: options.batchRecords, maxBytes: options.batchBytes)
+            guard !next.isEmpty else {
+                throw ShippingError(.refused, operation: "ship",
+                                    "this store's record \(waiting) is flagged redacted, but no later redaction record in its log covers it (`eventlog verify` reports it); nothing from position \(batch[0].position) on was shipped",
+                                    position: waiting)
+            }
+            try shipment.add(next)
+        }
+        return shipment
+    }
+
+    /// Ships `shipment` in one transaction; false when the head moved under
     /// this shipper (another shipper of the same store), to start over.
-    private func ship(_ batch: [LogRecord], epoch: Int64, after shipped: Position, link: ChainLink,
+    ///
+    /// With the records go their redactions: for each redaction record
+    /// shipped, its ranges into `eventlog_redactions`, and the row of every
+    /// record it names replaced by the store's redacted bytes (same
+    /// position, digest and link: the statement checks them), so that no
+    /// row of the stream keeps a payload the leader's log no longer has.
+    private func ship(_ shipment: Shipment, epoch: Int64, after shipped: Position, link: ChainLink,
                       tables: StreamTables) async throws -> Bool {
         let stream = self.stream
         let logger = options.logger
-        let positions = batch.map { Int64($0.position) }
-        let records = batch.map { ByteBuffer(bytes: $0.bytes) }
-        let last = batch[batch.count - 1]
+        let store = self.store
+        let first = shipment.first!.position
+        let last = shipment.last!
         let lastLink = ByteBuffer(bytes: last.link.bytes)
-        return try await withDeadline(StreamTables.deadline, "ship") { try await tables.connection.withTransaction(logger: logger) { c -> Bool in
+        let deadline = StreamTables.deadline * max(1, shipment.chunks.count + shipment.redactions.count)
+        return try await withDeadline(deadline, "ship") { try await tables.connection.withTransaction(logger: logger) { c -> Bool in
             guard let head = try await tables.head(on: c, forUpdate: true) else {
                 throw ShippingError(.missing, operation: "ship", "stream \(stream)'s head row disappeared")
             }
             guard head.epoch == epoch else {
                 throw ShippingError(.fenced, operation: "ship",
                                     "stream \(stream) is at epoch \(head.epoch): another leader took over; this store ships epoch \(epoch) and may no longer ship to it",
-                                    position: batch[0].position)
+                                    position: first)
             }
             guard head.position == shipped else { return false }
             guard head.link == link else {
@@ -259,10 +292,26 @@ public final class LogShipper<Views: ProjectionSet>: Sendable {
                                     "stream \(stream)'s record \(shipped) has link \(head.link), this store's \(link): a different history",
                                     position: shipped)
             }
-            try await c.query("""
-                INSERT INTO eventlog_records (stream, position, epoch, record)
-                SELECT \(stream), p, \(epoch), r FROM unnest(\(positions)::bigint[], \(records)::bytea[]) AS t(p, r)
-                """, logger: logger)
+            for chunk in shipment.chunks {
+                let positions = chunk.map { Int64($0.position) }
+                let records = chunk.map { ByteBuffer(bytes: $0.bytes) }
+                try await c.query("""
+                    INSERT INTO eventlog_records (stream, position, epoch, record)
+                    SELECT \(stream), p, \(epoch), r FROM unnest(\(positions)::bigint[], \(records)::bytea[]) AS t(p, r)
+                    """, logger: logger)
+            }
+            for (position, redaction) in shipment.redactions {
+                try await tables.recordRedaction(redaction, at: position, on: c)
+                for piece in redaction.positions.pieces(of: 10_000) {
+                    let redacted = try await store.records(at: piece)
+                    if let unredacted = redacted.first(where: { !$0.isRedacted }) {
+                        throw ShippingError(.refused, operation: "ship",
+                                            "this store's redaction record \(position) names record \(unredacted.position), which is not redacted in its log (`eventlog verify` reports it)",
+                                            position: unredacted.position)
+                    }
+                    try await tables.replaceRecords(redacted, on: c)
+                }
+            }
             try await c.query("""
                 UPDATE eventlog_streams SET position = \(Int64(last.position)), link = \(lastLink), updated_at = now()
                 WHERE stream = \(stream)

@@ -13,7 +13,7 @@ public struct StreamHead: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "epoch \(epoch), position \(position), link \(link)" }
 }
 
-/// The two tables a stream lives in (`Docs/Scaling.md` gives the layout):
+/// The tables a stream lives in (`Docs/Scaling.md` gives the layout):
 ///
 /// ```sql
 /// CREATE TABLE eventlog_streams (        -- one row a stream: its head
@@ -28,6 +28,12 @@ public struct StreamHead: Sendable, Equatable, CustomStringConvertible {
 ///     epoch    bigint NOT NULL,          -- the epoch that shipped it
 ///     record   bytea  NOT NULL,          -- the record as the log holds it
 ///     PRIMARY KEY (stream, position));
+/// CREATE TABLE eventlog_redactions (     -- what each redaction record redacted
+///     stream      text   NOT NULL,
+///     last        bigint NOT NULL,       -- a range's last position
+///     first       bigint NOT NULL,       -- its first
+///     redacted_by bigint NOT NULL,       -- the position of the eventlog.redaction record
+///     PRIMARY KEY (stream, last));
 /// ```
 ///
 /// Positions come from the leader's log, never from a PostgreSQL sequence.
@@ -78,6 +84,14 @@ struct StreamTables {
                     epoch bigint NOT NULL,
                     record bytea NOT NULL,
                     PRIMARY KEY (stream, position))
+                """, logger: logger)
+            try await c.query("""
+                CREATE TABLE IF NOT EXISTS eventlog_redactions (
+                    stream text NOT NULL,
+                    last bigint NOT NULL,
+                    first bigint NOT NULL,
+                    redacted_by bigint NOT NULL,
+                    PRIMARY KEY (stream, last))
                 """, logger: logger)
         }
     }
@@ -166,5 +180,94 @@ struct StreamTables {
             return try LogRecord(position: position, bytes: Array(bytes.readableBytesView))
         }
         return nil
+    }
+
+    // MARK: Redactions
+
+    /// Notes the ranges of the redaction record at `position` in
+    /// `eventlog_redactions`, in `c`'s transaction.
+    func recordRedaction(_ redaction: RedactionRecord, at position: Position, on c: PostgresConnection) async throws {
+        let ranges = redaction.positions.ranges
+        for start in stride(from: 0, to: ranges.count, by: 10_000) {
+            let piece = ranges[start..<min(start + 10_000, ranges.count)]
+            let lasts = piece.map { Int64($0.upperBound) }, firsts = piece.map { Int64($0.lowerBound) }
+            try await c.query("""
+                INSERT INTO eventlog_redactions (stream, last, first, redacted_by)
+                SELECT \(stream), l, f, \(Int64(position)) FROM unnest(\(lasts)::bigint[], \(firsts)::bigint[]) AS t(l, f)
+                """, logger: logger)
+        }
+    }
+
+    /// Replaces the rows of `records` (their redacted forms) in `c`'s
+    /// transaction. Every row must be there with the same digest and link
+    /// (bytes 20 to 83 of a record): else nothing is written and the error
+    /// says the stream's records differ.
+    func replaceRecords(_ records: [LogRecord], on c: PostgresConnection) async throws {
+        guard let first = records.first else { return }
+        let positions = records.map { Int64($0.position) }
+        let bytes = records.map { ByteBuffer(bytes: $0.bytes) }
+        let rows = try await c.query("""
+            WITH t AS (SELECT p, r FROM unnest(\(positions)::bigint[], \(bytes)::bytea[]) AS t(p, r)),
+            u AS (UPDATE eventlog_records e SET record = t.r FROM t
+                  WHERE e.stream = \(stream) AND e.position = t.p AND e.record <> t.r
+                    AND substring(e.record from 21 for 64) = substring(t.r from 21 for 64)
+                  RETURNING e.position)
+            SELECT (SELECT count(*) FROM u),
+                   (SELECT count(*) FROM eventlog_records e JOIN t ON e.position = t.p WHERE e.stream = \(stream) AND e.record = t.r)
+            """, logger: logger)
+        for try await (updated, same) in rows.decode((Int64, Int64).self) where updated + same != Int64(records.count) {
+            throw ShippingError(.diverged, operation: "ship",
+                                "stream \(stream) holds \(Int64(records.count) - updated - same) of the records \(first.position)…\(records[records.count - 1].position) that a redaction names with another digest or link than this store's, or not at all: a different history",
+                                position: first.position)
+        }
+    }
+
+    /// The positions of the redaction records that redacted records after
+    /// `position` through `end`, from `eventlog_redactions` (none when the
+    /// table does not exist). The ranges are disjoint, so those that meet
+    /// the interval are the ones that end in it and the first one after.
+    func authorizations(after position: Position, through end: Position) async throws -> [Position] {
+        try await withDeadline(Self.deadline, "read stream redactions") {
+            let rows: PostgresRowSequence
+            do {
+                rows = try await self.connection.query("""
+                    SELECT redacted_by FROM eventlog_redactions
+                    WHERE stream = \(self.stream) AND last > \(Int64(position)) AND last <= \(Int64(end))
+                    UNION
+                    SELECT redacted_by FROM (
+                        SELECT first, redacted_by FROM eventlog_redactions
+                        WHERE stream = \(self.stream) AND last > \(Int64(end)) ORDER BY last LIMIT 1) AS next
+                    WHERE first <= \(Int64(end))
+                    """, logger: self.logger)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P01" {
+                return []
+            }
+            var result: [Position] = []
+            for try await by in rows.decode(Int64.self) where by > 0 { result.append(Position(by)) }
+            return result.sorted()
+        }
+    }
+
+    /// The records at `positions`; throws when one is missing.
+    func records(at positions: [Position]) async throws -> [LogRecord] {
+        guard !positions.isEmpty else { return [] }
+        return try await withDeadline(Self.deadline, "read stream") {
+            let wanted = positions.map { Int64($0) }
+            let rows = try await self.connection.query(
+                "SELECT position, record FROM eventlog_records WHERE stream = \(self.stream) AND position = ANY(\(wanted)::bigint[]) ORDER BY position",
+                logger: self.logger)
+            var result: [LogRecord] = []
+            for try await (p, bytes) in rows.decode((Int64, ByteBuffer).self) {
+                do {
+                    result.append(try LogRecord(position: Position(p), bytes: Array(bytes.readableBytesView)))
+                } catch let error as EventLogError {
+                    throw ShippingError(.diverged, operation: "read stream", "stream \(self.stream): \(error.message)", position: Position(p))
+                }
+            }
+            if let missing = positions.first(where: { p in !result.contains { $0.position == p } }) {
+                throw ShippingError(.missing, operation: "read stream", "record \(missing) is missing from stream \(self.stream)", position: missing)
+            }
+            return result
+        }
     }
 }

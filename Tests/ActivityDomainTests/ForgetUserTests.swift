@@ -170,7 +170,8 @@ extension ForgetUserTests {
         let copy = try EventStore<ActivityViews>(path: travel, options: testOptions().store)
         let report = try copy.verify(payloadCheck: ActivityEventCatalog.checkPayload)
         #expect(report.isValid, "\(String(describing: report.firstProblem))")
-        #expect(report.redactedAfterEnd > 0)
+        #expect(report.pendingRedactions.count == 1 && report.pendingRedactions[0].position > before && report.pendingRedactions[0].covers > 0,
+                "\(report.pendingRedactions)")
         #expect(try copy.verifyViews(full: true).isEqual)
         // bob's last event flagged redacted by hand, payload emptied, CRC recomputed: no redactions entry covers it.
         try copy.environment.write { txn in

@@ -220,11 +220,13 @@ struct ForgetCommandTests {
                 guard let data = FileManager.default.contents(atPath: path) else { continue }
                 #expect(data.range(of: Data(Self.marker.utf8)) == nil, "P = \(p): \(file) holds alice's bytes")
             }
-            // verify: the chain through P holds; alice's records up to P are redacted by a record after the copy's end.
+            // verify: the chain through P holds; alice's records up to P are redacted by a record after the copy's end, held as a pending authorization.
             let verify = try CLI.run(["verify", "--store", into, "--json"])
             #expect(verify.status == 0, "P = \(p): \(verify.stdout) \(verify.stderr)")
             let redactedHere = aliceEvents.filter { $0 <= p }.count
-            #expect(try verify.object()["redactedAfterEnd"] as? Int == (p > head || redactedHere == 0 ? nil : redactedHere), "P = \(p): \(verify.stdout)")
+            let pending = try verify.object()["pendingRedactions"] as? [[String: Any]] ?? []
+            let covered = pending.compactMap { $0["covers"] as? Int }.reduce(0, +)
+            #expect(covered == (p > head ? 0 : redactedHere), "P = \(p): \(verify.stdout)")
             let replay = try CLI.run(["replay", "--verify", "--full", "--store", into])
             #expect(replay.status == 0, "P = \(p): \(replay.stdout) \(replay.stderr)")
         }

@@ -31,8 +31,13 @@ enum ForgetUser {
         do { record = try RedactionRecord(payload: event.payload) } catch {
             throw PayloadError("\(RedactionRecord.type) at position \(event.position): \(error)")
         }
-        let user = try record.context.withUnsafeBytes {
-            try EventSpace.scanUser($0, type: RedactionRecord.type, position: event.position)
+        return try user(context: record.context, at: event.position)
+    }
+
+    /// The user a redaction record's context names; nil for none.
+    static func user(context: [UInt8], at position: Position) throws -> String? {
+        let user = try context.withUnsafeBytes {
+            try EventSpace.scanUser($0, type: RedactionRecord.type, position: position)
         }
         return user.isEmpty ? nil : user
     }

@@ -97,7 +97,10 @@ public struct SpaceDirectory: Projection {
                 return
             }
             if event.isRedacted {
-                if let by = event.redactedBy { try reserve(forgottenBy: by, in: txn) }
+                if let by = event.redactedBy {
+                    let user = try event.redactionRecord.flatMap { try ForgetUser.user(context: $0.context, at: by) }
+                    try reserve(forgottenBy: by, user: user, in: txn)
+                }
                 return
             }
             guard let user = try EventSpace.user(of: event) else { return }
@@ -129,9 +132,17 @@ public struct SpaceDirectory: Projection {
     }
 
     /// A redacted event: the first one a redaction record covers takes the
-    /// next id for the space that record forgets (see the type's comment).
-    private func reserve(forgottenBy authorization: Position, in txn: WriteTransaction) throws {
+    /// next id for the space that record forgets (see the type's comment),
+    /// unless `user`, the user that record forgets, has a space already: a
+    /// follower that took the user's earlier events before the forget, and
+    /// meets the later ones redacted before the record that redacted them.
+    /// That space is the one the record forgets.
+    private func reserve(forgottenBy authorization: Position, user: String?, in txn: WriteTransaction) throws {
         if try forgotten.contains(authorization, in: txn) { return }
+        if let user, let id = try id(of: user, in: txn), id != Self.defaultSpace {
+            try forgotten.put(SpaceKey.prefix(of: id), forKey: authorization, in: txn)
+            return
+        }
         let id = try nextID(in: txn)
         try byID.put(Self.tombstone, forKey: SpaceKey.prefix(of: id), in: txn)
         try forgotten.put(SpaceKey.prefix(of: id), forKey: authorization, in: txn)
@@ -141,9 +152,13 @@ public struct SpaceDirectory: Projection {
     /// directory, its id stays taken, its event index goes.
     private func forget(_ event: RecordedEvent, in txn: WriteTransaction) throws {
         guard let user = try ForgetUser.user(of: event) else { return }
-        if try forgotten.contains(event.position, in: txn) {
-            // A rebuild: the redacted events already took the id.
-            if try id(of: user, in: txn) != nil { _ = try byName.delete(Array(user.utf8), in: txn) }
+        if let id = try forgottenSpace(by: event, in: txn) {
+            // Redacted events met first gave the space its entry: a rebuild
+            // (a tombstone already, no events indexed) or a lagging follower
+            // (the user's space as its earlier events built it).
+            if try self.id(of: user, in: txn) != nil { _ = try byName.delete(Array(user.utf8), in: txn) }
+            try byID.put(Self.tombstone, forKey: SpaceKey.prefix(of: id), in: txn)
+            try SpaceKey.removeRange(events, prefix: SpaceKey.prefix(of: id), in: txn)
             return
         }
         guard let id = try id(of: user, in: txn), id != Self.defaultSpace else { return }

@@ -9,10 +9,12 @@ struct VerifyCommand: Subcommand {
         discussion: """
             Prints the first problem (its position, kind and detail) and exits 1, or prints what was
             checked and exits 0. Runs beside writers, up to the head found when it starts.
-            Also checks every snapshot's digest. JSON: {"valid","head","recordsChecked","bytesChecked","lastLink",
-            "problem":{"position","kind","detail"},"snapshots":[{"position","valid"}],"redactedAfterEnd"}
-            ("redactedAfterEnd", only in a time travel's copy of a store that forgot a user after its end:
-            the redacted records whose redaction record the copy does not hold).
+            Also checks every snapshot's digest. A follower or a restore that took redacted records before
+            the redaction record that redacted them (still past its head) lists it as pending: valid, but
+            proven only once the log reaches it (Docs/LogFormat.md, "Pending authorizations").
+            JSON: {"valid","head","recordsChecked","bytesChecked","lastLink",
+            "problem":{"position","kind","detail"},"snapshots":[{"position","valid"}],
+            "pendingRedactions":[{"position","link","covers"}]}.
 
             Examples:
               eventlog verify
@@ -44,8 +46,10 @@ struct VerifyCommand: Subcommand {
                 "bytesChecked": .integer(Int64(report.bytesChecked)),
                 "lastLink": .string("\(report.lastLink)"),
                 "snapshots": .array(snapshots.map { .object(["position": .integer(Int64($0.0)), "valid": .bool($0.1)]) }),
+                "pendingRedactions": .array(report.pendingRedactions.map {
+                    .object(["position": .integer(Int64($0.position)), "link": .string("\($0.link)"), "covers": .integer(Int64($0.covers))])
+                }),
             ]
-            if report.redactedAfterEnd > 0 { members["redactedAfterEnd"] = .integer(Int64(report.redactedAfterEnd)) }
             if let problem = report.firstProblem {
                 members["problem"] = .object([
                     "position": .integer(Int64(problem.position)),
@@ -56,9 +60,11 @@ struct VerifyCommand: Subcommand {
             Output.json(.object(members))
         } else if report.isValid && damaged.isEmpty {
             Output.line("ok: \(report.recordsChecked) records, \(report.bytesChecked) bytes, head \(report.head), last link \(report.lastLink)"
-                + (snapshots.isEmpty ? "" : "; \(snapshots.count) snapshots with sound digests")
-                + (report.redactedAfterEnd == 0 ? "" : "; \(report.redactedAfterEnd) records redacted by a forget after this log's end "
-                    + "(a time travel's copy: `verify` of the store it was copied from checks that redaction record)"))
+                + (snapshots.isEmpty ? "" : "; \(snapshots.count) snapshots with sound digests"))
+            for pending in report.pendingRedactions {
+                Output.line("pending: \(pending.covers) redacted records are authorized by the redaction record at position \(pending.position) "
+                    + "(link \(pending.link)), past the head: proven once the log reaches it")
+            }
         }
         if let problem = report.firstProblem {
             Output.error("eventlog verify: the log is corrupt at position \(problem.position): \(problem.kind.rawValue): \(problem.detail)")
