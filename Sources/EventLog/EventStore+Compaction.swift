@@ -61,7 +61,7 @@ extension EventStore {
             throw EventLogError(.storeBusy, operation: "compact", "\(error); close it before compacting")
         }
         return StoreCompaction(path: report.path, head: head, bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter,
-                               removed: (report.removedLeftover ? [Environment.compactionCopyName] : []) + removed,
+                               bytesZeroed: report.bytesZeroed, removed: (report.removedLeftover ? [Environment.compactionCopyName] : []) + removed,
                                seconds: report.seconds)
     }
 

@@ -53,7 +53,9 @@ extension Environment {
     /// Steps (``CompactionStep``): lock; remove a copy that a killed
     /// compaction left; open the old file read-only; write the copy to
     /// ``compactionCopyName`` in the same directory (created `O_EXCL`, with
-    /// the old file's owner and mode), `fsync` it; open the copy (read-only,
+    /// the old file's owner and mode), zero the tails of its overflow pages
+    /// (``zeroOverflowTails(writingTo:file:)``: LMDB copies those pages
+    /// whole, stale bytes included), `fsync` it; open the copy (read-only,
     /// `MDB_NOSUBDIR | MDB_NOLOCK`) and run `beforeSwap` with both; close
     /// both; rename the copy over `data.mdb` (atomic) and `fsync` the
     /// directory; open the new file once, alone, which makes LMDB reset the
@@ -103,7 +105,8 @@ extension Environment {
 
         var swapped = false
         defer { if !swapped { unlink(copyFile) } }
-        let written = try writeCopy(of: old!, to: copyFile, like: before, expected: expected, progress: progress)
+        let (written, zeroed) = try writeCopy(of: old!, to: copyFile, like: before, expected: expected, options: readOptions,
+                                              progress: progress)
         do {
             let copy = try Environment(resolved: copyFile, options: readOptions, extraFlags: UInt32(MDB_NOSUBDIR | MDB_NOLOCK),
                                        directoryLock: nil, ownsClaim: false)
@@ -134,7 +137,7 @@ extension Environment {
         var after = stat()
         let bytesAfter = stat(dataFile, &after) == 0 ? Int(after.st_size) : written
         return CompactionReport(path: resolved, bytesBefore: Int(before.st_size), bytesAfter: bytesAfter,
-                                removedLeftover: removedLeftover,
+                                bytesZeroed: zeroed, removedLeftover: removedLeftover,
                                 seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
     }
 
@@ -155,9 +158,12 @@ extension Environment {
     }
 
     /// Writes the compacted copy of `environment` to a new file `target`
-    /// with `like`'s owner and mode, syncs and closes it; returns its size.
+    /// with `like`'s owner and mode, zeroes its overflow pages' tails
+    /// (``zeroOverflowTails(writingTo:file:)``), syncs and closes it; returns
+    /// its size and the bytes zeroed.
     private static func writeCopy(of environment: Environment, to target: String, like original: stat, expected: Int,
-                                  progress: (@Sendable (CompactionProgress) -> Void)?) throws -> Int {
+                                  options: EnvironmentOptions,
+                                  progress: (@Sendable (CompactionProgress) -> Void)?) throws -> (size: Int, zeroed: Int) {
         let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, original.st_mode & 0o7777)
         guard fd >= 0 else { throw LMDBError(code: errno, call: "open(\(target))") }
         var isOpen = true
@@ -176,6 +182,9 @@ extension Environment {
             throw error
         }
         watcher?.stop()
+        let zeroed = try Environment(resolved: target, options: options, extraFlags: UInt32(MDB_NOSUBDIR | MDB_NOLOCK),
+                                     directoryLock: nil, ownsClaim: false)
+            .zeroOverflowTails(writingTo: fd, file: target)
         var written = stat()
         let size = fstat(fd, &written) == 0 ? Int(written.st_size) : 0
         progress?(CompactionProgress(step: .copied, bytesWritten: size, bytesExpected: expected))
@@ -183,7 +192,7 @@ extension Environment {
         isOpen = false
         guard close(fd) == 0 else { throw LMDBError(code: errno, call: "close(\(target))") }
         progress?(CompactionProgress(step: .synced, bytesWritten: size, bytesExpected: expected))
-        return size
+        return (size, zeroed)
     }
 }
 

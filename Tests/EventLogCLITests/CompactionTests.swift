@@ -19,7 +19,11 @@ struct CompactionTests {
     /// Operations of several users, interleaved round by round so that their
     /// data shares LMDB pages; `marked` gets the markers, the others plain
     /// words. Every line has its own `at`.
-    static func operations(users: [String], marked: String, rounds: Int, itemsPerRound: Int = 2) -> [String] {
+    ///
+    /// `longTexts`: item descriptions of 2.2 to 2.6 KB, values that LMDB
+    /// stores on an overflow page of their own, whose tail beyond the value
+    /// is whatever the page buffer held before.
+    static func operations(users: [String], marked: String, rounds: Int, itemsPerRound: Int = 2, longTexts: Bool = false) -> [String] {
         var lines = [#"{"op":"declareActivityTypes","types":["com.example.app.viewOrder"],"at":"2026-11-22T10:00:00Z"}"#]
         var second = 0
         func at() -> String {
@@ -52,7 +56,7 @@ struct CompactionTests {
                 let items: [[String: Any]] = (0..<itemsPerRound).map { i in
                     ["uniqueIdentifier": "\(m)ITEM\(round)-\(i)", "domainIdentifier": "\(m)DOMAIN\(round % 3)",
                      "attributeSet": ["title": "Coffee beans \(m)ITEMTITLE\(round)", "keywords": ["coffee", "\(m)ITEMKW\(round)"],
-                                      "contentDescription": "Roasted \(m)DESC\(round) " + String(repeating: "arabica ", count: 20 + i)]]
+                                      "contentDescription": "Roasted \(m)DESC\(round) " + String(repeating: "arabica ", count: longTexts ? 280 + 40 * i : 20 + i)]]
                 }
                 lines.append(json(["op": "indexSearchableItems", "user": user, "items": items]))
                 lines.append(json(["op": "endIndexBatch", "user": user, "index": "\(m)INDEX", "clientState": base64("\(m)STATE\(round)")]))
@@ -106,9 +110,11 @@ struct CompactionTests {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let users = ["alice", "bob", "carol"]
-        let all = Self.operations(users: users, marked: "alice", rounds: 24)
+        let all = Self.operations(users: users, marked: "alice", rounds: 24, longTexts: true)
         let store = dir.sub("store"), reference = dir.sub("reference")
-        let apply = try CLI.run(["apply", "--store", store, try dir.file("all.jsonl", all)])
+        // A transaction a line: LMDB recycles the page buffers of one commit
+        // in the next, so alice's bytes can end up past the end of others' values.
+        let apply = try CLI.run(["apply", "--transaction-size", "1", "--store", store, try dir.file("all.jsonl", all)])
         #expect(apply.status == 0, "\(apply.stderr)")
         // The reference store: the same operations less alice's.
         let others = all.filter { !$0.contains(#""user":"alice""#) }
@@ -139,7 +145,10 @@ struct CompactionTests {
         let bytesBefore = try #require(report["bytesBefore"] as? Int), bytesAfter = try #require(report["bytesAfter"] as? Int)
         #expect(bytesAfter > 0 && bytesAfter <= bytesBefore, "\(report)")
         #expect(report["head"] as? Int == (try CLI.run(["verify", "--store", store, "--json"]).object()["head"] as? Int))
-        print("compact test: data.mdb \(bytesBefore) -> \(bytesAfter) bytes")
+        // The long values sit on overflow pages whose tails held other pages' bytes (alice's among them).
+        let zeroed = report["bytesZeroed"] as? Int ?? 0
+        #expect(zeroed > 0, "no overflow page had a stale tail: the test does not reach that case")
+        print("compact test: data.mdb \(bytesBefore) -> \(bytesAfter) bytes, \(zeroed) stale bytes zeroed")
 
         let left = try Self.files(under: store, containing: Self.markerBytes)
         #expect(left.isEmpty, "bytes of the forgotten user remain: \(left)")

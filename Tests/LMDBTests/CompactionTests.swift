@@ -55,6 +55,35 @@ struct EnvironmentCompactionTests {
             == (2, "after", true))
     }
 
+    @Test("a large value on an overflow page of its own gets a page buffer LMDB recycled from an earlier commit, tail and all; the compacted file has that tail zeroed")
+    func overflowTails() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let data = (path as NSString).appendingPathComponent("data.mdb")
+        do {
+            let env = try Environment(path: path)
+            let db = try env.write { try $0.createDatabase("things", as: UInt64.self, String.self) }
+            // Pages full of the marker, written and committed: their buffers are recycled.
+            try env.write { txn in
+                for n: UInt64 in 0..<400 { try db.put(String(repeating: "TAILMARKER", count: 30), forKey: n, in: txn) }
+            }
+            // Values of 2.5 KB: one overflow page each, from the recycled buffers.
+            try env.write { txn in
+                for n: UInt64 in 1_000..<1_100 { try db.put(String(repeating: "x", count: 2_500), forKey: n, in: txn) }
+            }
+            try env.write { txn in
+                for n: UInt64 in 0..<400 { try db.delete(n, in: txn) }
+            }
+        }
+        let report = try Environment.compact(path: path, beforeSwap: { _, _ in })
+        #expect(report.bytesZeroed > 0, "no overflow page had a stale tail: \(report)")
+        #expect(try !Self.file(data, contains: "TAILMARKER"))
+        let env = try Environment(path: path)
+        let db = try env.write { try $0.createDatabase("things", as: UInt64.self, String.self) }
+        #expect(try env.read { txn in try (1_000..<1_100).allSatisfy { try db.get($0, in: txn) == String(repeating: "x", count: 2_500) } })
+        #expect(try env.read { txn in try db.statistics(in: txn).entries } == 100)
+    }
+
     @Test("refused while this process has the environment open; a copy left by a killed compaction is removed by the next one and by an open for writing; a throwing check keeps the old file")
     func refusalsAndLeftovers() throws {
         let path = temporaryPath()
