@@ -57,6 +57,20 @@ def redaction_ranges(payload: bytes, position: int):
         return f"it names position {ranges[-1][1]}; a redaction record covers only positions before its own"
     return ranges
 
+def pending_ranges(record: bytes, at: int, end: int):
+    """The ranges a pending authorization names, or an error string."""
+    if at <= end:
+        return f"position {at} is not past the head {end}"
+    if len(record) < 88 or record[0] != 1:
+        return "not a record"
+    flags, tlen, version, _, plen = record[1], *struct.unpack(">HIqI", record[2:20])
+    if len(record) != 84 + tlen + plen + 4 or struct.unpack(">I", record[-4:])[0] != crc32c(record[:-4]):
+        return "lengths or CRC-32C do not hold"
+    payload = record[84 + tlen:84 + tlen + plen]
+    if flags != 0 or record[84:84 + tlen] != REDACTION or version != 1 or hashlib.sha256(payload).digest() != record[20:52]:
+        return "not a whole, unredacted eventlog.redaction v1 record"
+    return redaction_ranges(payload, at)
+
 def first_unauthorized(redacted, covered):
     """The first redacted position that no later redaction record covers, or None."""
     covered = sorted(covered)
@@ -77,7 +91,8 @@ def records(path):
         for key, value in txn.cursor(db=log):
             yield struct.unpack(">Q", key)[0], bytes(value)
         checkpoints = {bytes(k)[11:].decode(): bytes(v) for k, v in txn.cursor(db=meta) if bytes(k).startswith(b"checkpoint:")}
-        yield "head", (txn.get(b"head", db=meta), checkpoints)
+        pending = {int(bytes(k)[17:]): bytes(v) for k, v in txn.cursor(db=meta) if bytes(k).startswith(b"pendingRedaction:")}
+        yield "head", (txn.get(b"head", db=meta), checkpoints, pending)
 
 def main():
     path = sys.argv[1]
@@ -91,8 +106,15 @@ def main():
                 return 1
             continue
         if position == "head":
-            head, checkpoints = value
+            head, checkpoints, pending = value
             end = expected - 1
+            for at, record in sorted(pending.items()):  # "Pending authorizations"
+                ranges = pending_ranges(record, at, end)
+                if isinstance(ranges, str):
+                    print(f"corrupt: meta pendingRedaction at {at}: {ranges}")
+                    return 1
+                covered.extend((start, last, at) for start, last in ranges)
+                print(f"pending: the redaction record at {at} (link {record[52:84].hex()}), past the head")
             unauthorized = first_unauthorized(redacted, covered)
             if unauthorized is not None:
                 return fail(unauthorized, "unauthorizedRedaction", "flagged redacted, but no later eventlog.redaction record covers it")

@@ -153,7 +153,7 @@ extension ForgetUserTests {
         #expect(try then.user("bob").items().count == 1)
     }
 
-    @Test("a time travel's copy to before the forget verifies, counting the records redacted after its end; a record flagged by hand in it is still reported")
+    @Test("a time travel's copy to before the forget verifies, listing the forget as a pending authorization; a record flagged by hand in it is still reported")
     func timeTravelCopyVerifies() throws {
         let path = temporaryDirectory(), travel = temporaryDirectory()
         defer { for p in [path, travel] { try? FileManager.default.removeItem(atPath: p) } }
