@@ -10,6 +10,11 @@
 //   FAULT_ERRNO=EIO   or ENOSPC: the error the failed call returns
 //   FAULT_PERSIST=1   fails every counted call from the Nth on, not just once
 //   FAULT_REPORT=F    at exit, writes "calls C failed K first NAME PATH" to F
+//   FAULT_SOCKETS=1   also counts writes (write, writev, send, sendmsg) on
+//                     sockets, such as a connection to PostgreSQL; a failed
+//                     one returns ECONNRESET (the connection reset, as a
+//                     crashed server or a broken network would), whatever
+//                     FAULT_ERRNO says, and its PATH is "socket:[INODE]"
 //
 // A failed call writes nothing: it returns -1 with errno set before the real
 // call is made.
@@ -21,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -30,6 +37,7 @@ static size_t prefix_length;
 static long nth;
 static int fault_errno = EIO;
 static int persist;
+static int sockets;
 static long calls;
 static long failed;
 static char first_name[32];
@@ -44,6 +52,8 @@ __attribute__((constructor)) static void shim_init(void) {
     fault_errno = e && strcmp(e, "ENOSPC") == 0 ? ENOSPC : EIO;
     const char *p = getenv("FAULT_PERSIST");
     persist = p && strcmp(p, "1") == 0;
+    const char *k = getenv("FAULT_SOCKETS");
+    sockets = k && strcmp(k, "1") == 0;
 }
 
 __attribute__((destructor)) static void shim_report(void) {
@@ -55,8 +65,15 @@ __attribute__((destructor)) static void shim_report(void) {
     fclose(f);
 }
 
-// True when `fd` is a file under FAULT_PATH.
+// True when `fd` is a socket.
+static int is_socket(int fd) {
+    struct stat st;
+    return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+// True when `fd` is a file under FAULT_PATH, or a socket with FAULT_SOCKETS.
 static int watched(int fd) {
+    if (sockets && is_socket(fd)) return 1;
     if (!prefix_length) return 0;
     char link[64], path[PATH_MAX];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
@@ -79,7 +96,7 @@ static int should_fail(const char *name, int fd) {
         first_path[length < 0 ? 0 : length] = 0;
     }
     failed += 1;
-    errno = fault_errno;
+    errno = sockets && is_socket(fd) ? ECONNRESET : fault_errno;
     return 1;
 }
 
@@ -126,4 +143,16 @@ int fdatasync(int fd) {
     REAL(fdatasync);
     if (should_fail("fdatasync", fd)) return -1;
     return real_fdatasync(fd);
+}
+
+ssize_t send(int fd, const void *buffer, size_t count, int flags) {
+    REAL(send);
+    if (should_fail("send", fd)) return -1;
+    return real_send(fd, buffer, count, flags);
+}
+
+ssize_t sendmsg(int fd, const struct msghdr *message, int flags) {
+    REAL(sendmsg);
+    if (should_fail("sendmsg", fd)) return -1;
+    return real_sendmsg(fd, message, flags);
 }
