@@ -9,7 +9,8 @@ Docs/LogFormat.md ("Verifying"): checks `meta`'s format, walks database
 payload digest (unless redacted) and hash chain link, the record rules
 ("Redaction": type length, reserved flags, a redacted record has no payload,
 a redaction record's ranges), then that every redacted record is covered by
-a later `eventlog.redaction` record, that the head recorded in `meta`
+a later `eventlog.redaction` record (or a pending authorization past the
+head, kept in `meta` by a follower or a restore), that the head recorded in `meta`
 matches and that no checkpoint is past it. Prints the
 number of records and the last link, or the first bad position, and exits 1
 on a problem. Payloads are Protocol Buffers; decode them with the schemas in
@@ -57,20 +58,6 @@ def redaction_ranges(payload: bytes, position: int):
         return f"it names position {ranges[-1][1]}; a redaction record covers only positions before its own"
     return ranges
 
-def pending_ranges(record: bytes, at: int, end: int):
-    """The ranges a pending authorization names, or an error string."""
-    if at <= end:
-        return f"position {at} is not past the head {end}"
-    if len(record) < 88 or record[0] != 1:
-        return "not a record"
-    flags, tlen, version, _, plen = record[1], *struct.unpack(">HIqI", record[2:20])
-    if len(record) != 84 + tlen + plen + 4 or struct.unpack(">I", record[-4:])[0] != crc32c(record[:-4]):
-        return "lengths or CRC-32C do not hold"
-    payload = record[84 + tlen:84 + tlen + plen]
-    if flags != 0 or record[84:84 + tlen] != REDACTION or version != 1 or hashlib.sha256(payload).digest() != record[20:52]:
-        return "not a whole, unredacted eventlog.redaction v1 record"
-    return redaction_ranges(payload, at)
-
 def first_unauthorized(redacted, covered):
     """The first redacted position that no later redaction record covers, or None."""
     covered = sorted(covered)
@@ -91,14 +78,33 @@ def records(path):
         for key, value in txn.cursor(db=log):
             yield struct.unpack(">Q", key)[0], bytes(value)
         checkpoints = {bytes(k)[11:].decode(): bytes(v) for k, v in txn.cursor(db=meta) if bytes(k).startswith(b"checkpoint:")}
-        pending = {int(bytes(k)[17:]): bytes(v) for k, v in txn.cursor(db=meta) if bytes(k).startswith(b"pendingRedaction:")}
+        pending = {int(bytes(k)[len(PENDING):]): bytes(v) for k, v in txn.cursor(db=meta)
+                   if bytes(k).startswith(PENDING) and bytes(k)[len(PENDING):].isdigit()}
         yield "head", (txn.get(b"head", db=meta), checkpoints, pending)
+
+PENDING = b"pendingRedaction:"
+
+def pending_ranges(record, position):
+    """The ranges of a pending authorization (an eventlog.redaction record held
+    past the head, Docs/LogFormat.md "Pending authorizations"), or None when
+    its bytes are not a whole, unredacted redaction record naming earlier positions."""
+    if len(record) < 88 or record[0] != 1:
+        return None
+    flags, tlen, version, micros, plen = record[1], *struct.unpack(">HIqI", record[2:20])
+    if len(record) != 84 + tlen + plen + 4 or struct.unpack(">I", record[-4:])[0] != crc32c(record[:-4]):
+        return None
+    payload = record[84 + tlen:84 + tlen + plen]
+    if flags != 0 or record[84:84 + tlen] != REDACTION or version != 1 or hashlib.sha256(payload).digest() != record[20:52]:
+        return None
+    ranges = redaction_ranges(payload, position)
+    return ranges if isinstance(ranges, list) and ranges else None
 
 def main():
     path = sys.argv[1]
     dump = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--dump" else 0
     link, expected, count = bytes(32), 1, 0
     redacted, covered = [], []  # redacted positions; (start, end, by) of each redaction record's ranges
+    notes = []  # pending authorizations, printed after "ok"
     for position, value in records(path):
         if position == "format":
             if value is not None and (len(value) != 4 or struct.unpack(">I", value)[0] != 1):
@@ -108,16 +114,17 @@ def main():
         if position == "head":
             head, checkpoints, pending = value
             end = expected - 1
-            for at, record in sorted(pending.items()):  # "Pending authorizations"
-                ranges = pending_ranges(record, at, end)
-                if isinstance(ranges, str):
-                    print(f"corrupt: meta pendingRedaction at {at}: {ranges}")
-                    return 1
-                covered.extend((start, last, at) for start, last in ranges)
-                print(f"pending: the redaction record at {at} (link {record[52:84].hex()}), past the head")
+            for at, record in sorted(pending.items()):
+                ranges = pending_ranges(record, at) if at > end else None
+                if ranges:
+                    covered.extend((start, stop, at) for start, stop in ranges)
+                    starts = [start for start, _ in ranges]
+                    uses = sum(1 for r in redacted if (i := bisect.bisect_right(starts, r) - 1) >= 0 and ranges[i][1] >= r)
+                    if uses:
+                        notes.append(f"pending: {uses} redacted records are authorized by the redaction record at position {at}, past the head")
             unauthorized = first_unauthorized(redacted, covered)
             if unauthorized is not None:
-                return fail(unauthorized, "unauthorizedRedaction", "flagged redacted, but no later eventlog.redaction record covers it")
+                return fail(unauthorized, "unauthorizedRedaction", "flagged redacted, but no later eventlog.redaction record covers it (nor a pending one)")
             if head is None and end > 0:
                 return fail(1, "truncated", "the store's recorded head is missing")
             if head is not None and len(head) != 40:
@@ -167,6 +174,8 @@ def main():
             print(f"{position} {rtype.decode()} v{version} at {micros}us payload {plen} bytes")
         link, expected, count = computed, expected + 1, count + 1
     print(f"ok: {count} records, last link {link.hex()}")
+    for note in notes:
+        print(note)
     return 0
 
 def fail(position, kind, detail):

@@ -200,7 +200,7 @@ public final class LogShipper<Views: ProjectionSet>: Sendable {
                                 position: pending.position)
         }
         let logger = options.logger
-        let epoch = try await withDeadline(StreamTables.deadline, "take over") { try await tables.connection.withTransaction(logger: logger) { c -> Int64 in
+        let epoch = try await withDeadline(StreamTables.deadline, "take over") { try await tables.connection.inTransaction(logger: logger, operation: "take over") { c -> Int64 in
             guard let head = try await tables.head(on: c, forUpdate: true) else {
                 throw ShippingError(.missing, operation: "take over", "there is no stream \(stream) to take over; ship without --take-over to create it")
             }
@@ -277,7 +277,7 @@ public final class LogShipper<Views: ProjectionSet>: Sendable {
         let last = shipment.last!
         let lastLink = ByteBuffer(bytes: last.link.bytes)
         let deadline = StreamTables.deadline * max(1, shipment.chunks.count + shipment.redactions.count)
-        return try await withDeadline(deadline, "ship") { try await tables.connection.withTransaction(logger: logger) { c -> Bool in
+        return try await withDeadline(deadline, "ship") { try await tables.connection.inTransaction(logger: logger, operation: "ship") { c -> Bool in
             guard let head = try await tables.head(on: c, forUpdate: true) else {
                 throw ShippingError(.missing, operation: "ship", "stream \(stream)'s head row disappeared")
             }

@@ -90,7 +90,12 @@ func describe(_ error: any Error) -> String {
         var parts: [String] = []
         if let message = error.serverInfo?[.message] { parts.append(message) }
         if let state = error.serverInfo?[.sqlState] { parts.append("SQLSTATE \(state)") }
-        if parts.isEmpty { parts.append("\(error.code)") }
+        if parts.isEmpty {
+            parts.append(error.code == .serverClosedConnection
+                ? "the connection to PostgreSQL closed (serverClosedConnection)" : "\(error.code)")
+        }
+        // What broke the connection (a reset, a refused write), when PostgresNIO kept it.
+        if let underlying = error.underlying { parts.append("\(underlying)") }
         return parts.joined(separator: ", ")
     }
     if let error = error as? PostgresTransactionError {

@@ -67,7 +67,7 @@ struct StreamTables {
     }
 
     private func createTables() async throws {
-        try await connection.withTransaction(logger: logger) { c in
+        try await connection.inTransaction(logger: logger, operation: "create tables") { c in
             try await c.query("SELECT pg_advisory_xact_lock(7310503347416952676)", logger: logger)
             try await c.query("""
                 CREATE TABLE IF NOT EXISTS eventlog_streams (

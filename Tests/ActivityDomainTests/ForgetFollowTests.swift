@@ -84,6 +84,22 @@ struct ForgetFollowTests {
                 "the logs differ", sourceLocation: sourceLocation)
     }
 
+    /// `Scripts/verify_log.py STORE`: the independent reader's exit status and output.
+    static func independentReader(_ store: String) throws -> (status: Int32, output: String) {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Scripts/verify_log.py").standardizedFileURL.path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script, store]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
     static func expectNoMarker(_ store: ActivityStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
         for record in try store.eventStore.records(after: 0, limit: .max, maxBytes: .max) {
             #expect(!record.bytes.contains(subsequence: Array(marker.utf8)), "position \(record.position)", sourceLocation: sourceLocation)
@@ -143,6 +159,9 @@ struct ForgetFollowTests {
         let report = try partial.eventStore.verify(payloadCheck: ActivityEventCatalog.checkPayload)
         #expect(report.isValid, "\(String(describing: report.firstProblem))")
         #expect(report.pendingRedactions.map(\.position) == [forget])
+        let python = try Self.independentReader(dir + "/partial")
+        #expect(python.status == 0 && python.output.contains("pending: \(report.pendingRedactions[0].covers) redacted records are authorized by the redaction record at position \(forget)"),
+                "\(python.output)")
         #expect(try !partial.users().contains { $0.user == "alice" })
         #expect(try UserSpaceIsolationTests.reads(of: partial.user("alice")).allSatisfy { !$0.contains(Self.marker) })
         #expect(try partial.user("alice").activities().isEmpty && partial.user("alice").items().isEmpty)
@@ -208,5 +227,7 @@ struct ForgetFollowTests {
         }
         let tampered = try follower.eventStore.verify(payloadCheck: ActivityEventCatalog.checkPayload)
         #expect(tampered.firstProblem?.kind == .unauthorizedRedaction && tampered.firstProblem?.position == redacted.position)
+        let python = try Self.independentReader(dir + "/follower")
+        #expect(python.status != 0 && python.output.contains("position \(redacted.position): unauthorizedRedaction"), "\(python.output)")
     }
 }

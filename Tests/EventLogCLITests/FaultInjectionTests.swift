@@ -35,10 +35,10 @@ struct FaultInjectionTests {
         let baseLog = try logLines(base)
         let clean = dir.sub("clean/store")
         try copyStore(base, to: clean)
-        let cleanRun = try FaultShim.run(workload.command(clean, dir), shim: shim, watching: dir.sub("clean"), fault: nil)
+        let cleanRun = try FaultShim.run(workload.command(clean, dir), shim: shim, watching: dir.sub("clean"), sockets: workload.sockets, fault: nil)
         #expect(cleanRun.status == 0, "\(workload.name) without a fault: \(cleanRun.stderr)")
         let calls = cleanRun.calls
-        #expect(calls > 0, "\(workload.name): the shim saw no write or sync on the store")
+        #expect(calls > 0, "\(workload.name): the shim saw no write or sync on the store\(workload.sockets ? " or its sockets" : ""): \(cleanRun)")
         let cleanLog = try logLines(clean)
         #expect(workload.rewritesLog || Array(cleanLog.prefix(baseLog.count)) == baseLog)
         let commits = Set([baseLog.count] + commitEnds(cleanLog).filter { $0 >= baseLog.count })
@@ -48,7 +48,7 @@ struct FaultInjectionTests {
         if full {
             faults = (1...calls).flatMap { n in FaultKind.allCases.map { (n, $0) } }
         } else {
-            let count = min(calls, Self.maxFaultsPerCommand)
+            let count = min(calls, workload.maxFaults ?? Self.maxFaultsPerCommand)
             let picks = (0..<count).map { count == 1 ? 1 : 1 + $0 * (calls - 1) / (count - 1) }
             faults = Array(Set(picks)).sorted().enumerated().map { ($1, FaultKind.allCases[$0 % FaultKind.allCases.count]) }
         }
@@ -59,13 +59,16 @@ struct FaultInjectionTests {
             let run = dir.sub("run-\(index)")
             let store = (run as NSString).appendingPathComponent("store")
             try copyStore(base, to: store)
-            let result = try FaultShim.run(workload.command(store, dir), shim: shim, watching: run, fault: (fault.nth, fault.kind))
+            let result = try FaultShim.run(workload.command(store, dir), shim: shim, watching: run, sockets: workload.sockets,
+                                           fault: (fault.nth, fault.kind))
             #expect(!result.timedOut, "\(label): the command hung")
             #expect(result.signal == nil, "\(label): the command crashed with signal \(result.signal ?? 0): \(result.stderr)")
             if result.failedCalls > 0 {
                 injected += 1
                 #expect(result.status != 0, "\(label) (\(result.firstFailure)): the command succeeded")
-                #expect(result.stderr.contains(fault.kind.message), "\(label) (\(result.firstFailure)): unclear error: \(result.stderr)")
+                // A failed socket write resets the connection (ECONNRESET), whatever the kind.
+                let message = result.firstFailure.contains("socket:") ? FaultShim.socketMessage : fault.kind.message
+                #expect(result.stderr.contains(message), "\(label) (\(result.firstFailure)): unclear error: \(result.stderr)")
             }
 
             let verify = try CLI.run(["verify", "--store", store])
@@ -116,9 +119,13 @@ struct FaultInjectionTests {
 }
 
 /// A command to fail, with the store it starts from and what must hold after.
-/// `ship` joins this list when it exists.
+/// Every command of the sweep: apply, snapshot create, replay, compact, forget, ship.
 struct FaultWorkload: Sendable, CustomStringConvertible {
     var name: String
+    /// Also fail the command's writes on sockets (its connection to PostgreSQL).
+    var sockets = false
+    /// At most this many faults in the sampled sweep (default ``FaultInjectionTests/maxFaultsPerCommand``).
+    var maxFaults: Int? = nil
     /// Builds the starting store at `store` with clean processes.
     var prepare: @Sendable (_ store: String, _ dir: TemporaryDirectory) throws -> Void
     /// The command's arguments.
@@ -143,7 +150,9 @@ struct FaultWorkload: Sendable, CustomStringConvertible {
         #expect(result.status == 0, "\(result.stderr)")
     }
 
-    static let all: [FaultWorkload] = [
+    static let all: [FaultWorkload] = local + (Postgres.enabled ? [ship] : [])
+
+    static let local: [FaultWorkload] = [
         // Appends: each remaining line of the sample its own commit.
         FaultWorkload(name: "apply", prepare: applyPrefix, command: { store, dir in
             ["apply", "--transaction-size", "1", "--store", store, try dir.file("rest.jsonl", Array(Sample.good.dropFirst(5)))]
@@ -199,6 +208,92 @@ struct FaultWorkload: Sendable, CustomStringConvertible {
     ]
 }
 
+extension FaultWorkload {
+    /// The stream of the `ship` sweep, and the copy of its rows every run starts from.
+    static let shipStream = Postgres.stream("fault-ship")
+    static var shipTemplate: String { shipStream + "-start" }
+
+    /// Copies the rows of stream `from` to stream `to` (replacing `to`'s) in the three tables.
+    static func copyStream(_ from: String, to: String) throws {
+        _ = try Postgres.psql("""
+            BEGIN;
+            DELETE FROM eventlog_streams WHERE stream = '\(to)';
+            DELETE FROM eventlog_records WHERE stream = '\(to)';
+            DELETE FROM eventlog_redactions WHERE stream = '\(to)';
+            INSERT INTO eventlog_streams (stream, epoch, position, link) SELECT '\(to)', epoch, position, link FROM eventlog_streams WHERE stream = '\(from)';
+            INSERT INTO eventlog_records (stream, position, epoch, record) SELECT '\(to)', position, epoch, record FROM eventlog_records WHERE stream = '\(from)';
+            INSERT INTO eventlog_redactions (stream, last, first, redacted_by) SELECT '\(to)', last, first, redacted_by FROM eventlog_redactions WHERE stream = '\(from)';
+            COMMIT;
+            """)
+    }
+
+    /// "position hex" lines as a dictionary.
+    static func rows(_ dump: String) -> [Int: String] {
+        var result: [Int: String] = [:]
+        for line in dump.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let p = Int(parts[0]) { result[p] = String(parts[1]) }
+        }
+        return result
+    }
+
+    /// `ship` to PostgreSQL, failing its socket writes (and any write on the
+    /// store): the stream holds zed's first records unredacted, and the
+    /// store has zed's later records and the forget to ship (batches of 3,
+    /// the one that meets zed's redacted records reaching on to the forget,
+    /// whose transaction also rewrites zed's first rows). After any fault:
+    /// PostgreSQL holds whole transactions (every row the store's or as it
+    /// was, no row past the head, a redacted row only with the redaction
+    /// that authorizes it, and once the forget is there no row of zed's
+    /// keeps a byte of them); the store's log is untouched and verifies; and
+    /// the next `ship` completes the stream as the store's log, byte for byte.
+    static let ship = FaultWorkload(name: "ship", sockets: true, prepare: { store, dir in
+        let url = try Postgres.requireURL()
+        let first = [ShippingSample.declare()] + ShippingSample.operations(0..<24) + ShippingForgetTests.zed(1, at: 100)
+        #expect(try CLI.run(["apply", "--store", store, try dir.file("ship-1.jsonl", first)]).status == 0)
+        let shipped = try CLI.run(["ship", "--store", store, "--to", url, "--stream", shipStream, "--once"])
+        #expect(shipped.status == 0, "\(shipped.stderr)")
+        let then = ShippingForgetTests.zed(2, at: 200) + ShippingSample.operations(24..<30) + [ShippingForgetTests.forget(at: 300)]
+            + ShippingSample.operations(30..<42)
+        #expect(try CLI.run(["apply", "--store", store, try dir.file("ship-2.jsonl", then)]).status == 0)
+        try copyStream(shipStream, to: shipTemplate)
+    }, command: { store, _ in
+        try copyStream(shipTemplate, to: shipStream)
+        return ["ship", "--store", store, "--to", try Postgres.requireURL(), "--stream", shipStream, "--once", "--batch", "3"]
+    }, after: { store, dir, label in
+        let log = rows(try Postgres.logDump(store))
+        let before = rows(try Postgres.streamDump(shipTemplate))
+        let stream = rows(try Postgres.streamDump(shipStream))
+        let head = Int(try Postgres.psql("SELECT position FROM eventlog_streams WHERE stream = '\(shipStream)'")
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(Set(stream.keys) == Set(head >= 1 ? Array(1...head) : []), "\(label): rows \(stream.keys.sorted()) for head \(head)")
+        for (position, row) in stream where row != log[position] && row != before[position] {
+            Issue.record("\(label): row \(position) is neither the store's record nor the row as it was")
+        }
+        // The forget: the first eventlog.redaction record of the log ("eventlog.redaction" at byte 84).
+        let type = Data("eventlog.redaction".utf8).map { String(format: "%02x", $0) }.joined()
+        let forget = try #require(log.keys.sorted().first { log[$0]!.dropFirst(168).hasPrefix(type) })
+        let redactedBy = try Postgres.psql("SELECT DISTINCT redacted_by FROM eventlog_redactions WHERE stream = '\(shipStream)'")
+            .split(separator: "\n").compactMap { Int($0) }
+        if head >= forget {
+            #expect(redactedBy == [forget], "\(label): eventlog_redactions names \(redactedBy)")
+            #expect(try Postgres.rowsContaining(ShippingForgetTests.marker, stream: shipStream) == 0, "\(label): a row keeps zed's bytes")
+            for (position, row) in stream { #expect(row == log[position], "\(label): row \(position) is not the store's record") }
+        } else {
+            #expect(redactedBy.isEmpty, "\(label): eventlog_redactions names \(redactedBy) before the forget was shipped")
+            // Flags byte (hex digits 2 and 3), bit 0: no redacted row without its redaction record.
+            for (position, row) in stream where (UInt8(row.dropFirst(2).prefix(2), radix: 16) ?? 0) & 1 != 0 {
+                Issue.record("\(label): row \(position) is redacted, but its redaction record (position \(forget)) is not in the stream")
+            }
+        }
+        // The next ship completes the stream.
+        let again = try CLI.run(["ship", "--store", store, "--to", try Postgres.requireURL(), "--stream", shipStream, "--once"])
+        #expect(again.status == 0, "\(label): ship after the fault: \(again.stderr)")
+        #expect(rows(try Postgres.streamDump(shipStream)) == log, "\(label): the stream is not the store's log after the next ship")
+        #expect(try Postgres.rowsContaining(ShippingForgetTests.marker, stream: shipStream) == 0)
+    })
+}
+
 enum FaultKind: CaseIterable, CustomStringConvertible {
     case ioOnce, noSpaceOnce, ioFromThenOn, noSpaceFromThenOn
 
@@ -243,7 +338,10 @@ enum FaultShim {
     /// Runs `eventlog ARGS` with the shim watching files under `watching`,
     /// failing the `fault`'s call (or, `killing`, killing the process with
     /// SIGKILL just before it); kills it after a generous timeout.
-    static func run(_ arguments: [String], shim: String, watching: String, fault: (nth: Int, kind: FaultKind)?,
+    /// What a command says when its connection's socket write failed.
+    static let socketMessage = "the connection to PostgreSQL closed"
+
+    static func run(_ arguments: [String], shim: String, watching: String, sockets: Bool = false, fault: (nth: Int, kind: FaultKind)?,
                     killing: Bool = false, timeout: TimeInterval = 120) throws -> Run {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("faultrun-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -262,6 +360,7 @@ enum FaultShim {
         env["FAULT_ERRNO"] = fault?.kind.errnoName ?? "EIO"
         env["FAULT_PERSIST"] = fault?.kind.persists == true ? "1" : "0"
         env["FAULT_KILL"] = killing ? "1" : "0"
+        env["FAULT_SOCKETS"] = sockets ? "1" : "0"
         process.environment = env
         let errHandle = try FileHandle(forWritingTo: err)
         process.standardError = errHandle

@@ -36,53 +36,6 @@ struct ShippingForgetTests {
         return (try? result.object()) ?? [:]
     }
 
-    /// `psql -At -c SQL` against the test server.
-    static func psql(_ sql: String) throws -> String {
-        let url = try Postgres.requireURL()
-        let bin = try #require(try FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql").sorted().last)
-        return try Self.output("/usr/lib/postgresql/\(bin)/bin/psql", [url, "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
-    }
-
-    /// The log of the store at `path` as "position hex" lines, read by
-    /// Python's `lmdb` (without this code).
-    static func logDump(_ path: String) throws -> String {
-        let script = """
-            import lmdb, struct, sys
-            env = lmdb.open(sys.argv[1], readonly=True, lock=False, max_dbs=128, subdir=True)
-            log = env.open_db(b"log", create=False)
-            with env.begin() as txn:
-                for key, value in txn.cursor(db=log):
-                    print(struct.unpack(">Q", key)[0], bytes(value).hex())
-            """
-        return try output("/usr/bin/python3", ["-c", script, path])
-    }
-
-    static func output(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(executable) \(arguments.first ?? ""): \(String(decoding: errors, as: UTF8.self))")
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    /// The stream's rows as "position hex" lines.
-    static func streamDump(_ stream: String) throws -> String {
-        try psql("SELECT position || ' ' || encode(record, 'hex') FROM eventlog_records WHERE stream = '\(stream)' ORDER BY position")
-    }
-
-    /// Rows of `stream` whose bytes hold the marker.
-    static func rowsWithMarker(_ stream: String) throws -> Int {
-        Int(try psql("SELECT count(*) FROM eventlog_records WHERE stream = '\(stream)' AND position(convert_to('\(marker)', 'UTF8') in record) > 0")
-            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
-    }
-
     @Test("ship, forget, ship: no row keeps the user's bytes, the rows are the leader's; followers before and after, and restores, equal the leader and never show the user")
     func forgetShipped() throws {
         let url = try Postgres.requireURL()
@@ -93,7 +46,7 @@ struct ShippingForgetTests {
         try apply(leader, [ShippingSample.declare()] + ShippingSample.operations(0..<24) + Self.zed(1, at: 100) + ShippingSample.operations(24..<36), in: dir)
         _ = try run(["ship", "--store", leader, "--to", url, "--stream", stream, "--once", "--batch", "7"])
         _ = try run(["follow", "--store", before, "--from", url, "--stream", stream, "--once"])
-        #expect(try Self.rowsWithMarker(stream) > 0)
+        #expect(try Postgres.rowsContaining(Self.marker, stream: stream) > 0)
         #expect(try StoreView(before).reads["users"]?.contains("zed") == true)
 
         // zed acts again, then is forgotten, while the shipper is not running.
@@ -108,16 +61,16 @@ struct ShippingForgetTests {
         #expect(shipped["streamHead"] as? Int == leaderView.head)
 
         // PostgreSQL: no row holds the marker; every row is the leader's record, byte for byte.
-        #expect(try Self.rowsWithMarker(stream) == 0)
-        let leaderLog = try Self.logDump(leader)
+        #expect(try Postgres.rowsContaining(Self.marker, stream: stream) == 0)
+        let leaderLog = try Postgres.logDump(leader)
         #expect(leaderLog.split(separator: "\n").count == leaderView.head)
-        #expect(try Self.streamDump(stream) == leaderLog, "the stream's rows differ from the leader's log")
-        let redactedBy = try Self.psql("SELECT DISTINCT redacted_by FROM eventlog_redactions WHERE stream = '\(stream)'")
+        #expect(try Postgres.streamDump(stream) == leaderLog, "the stream's rows differ from the leader's log")
+        let redactedBy = try Postgres.psql("SELECT DISTINCT redacted_by FROM eventlog_redactions WHERE stream = '\(stream)'")
         #expect(redactedBy.trimmingCharacters(in: .whitespacesAndNewlines) == "\(beforeForget + 1)", "eventlog_redactions: \(redactedBy)")
 
         // The follower from before the forget redacts what it holds.
         _ = try run(["follow", "--store", before, "--from", url, "--stream", stream, "--once"])
-        #expect(try Self.logDump(before) == leaderLog)
+        #expect(try Postgres.logDump(before) == leaderLog)
         #expect(try StoreView(before) == leaderView)
         try expectViewsVerify(before)
         #expect((try run(["verify", "--store", before])["pendingRedactions"] as? [Any])?.isEmpty == true)
@@ -125,12 +78,12 @@ struct ShippingForgetTests {
 
         // A follower from scratch, and a restore.
         _ = try run(["follow", "--store", after, "--from", url, "--stream", stream, "--once"])
-        #expect(try Self.logDump(after) == leaderLog)
+        #expect(try Postgres.logDump(after) == leaderLog)
         #expect(try StoreView(after) == leaderView)
         try expectViewsVerify(after)
         let restored = dir.sub("restored")
         _ = try run(["restore", "--from", url, "--stream", stream, "--into", restored])
-        #expect(try Self.logDump(restored) == leaderLog)
+        #expect(try Postgres.logDump(restored) == leaderLog)
         #expect(try StoreView(restored) == leaderView)
         try expectViewsVerify(restored)
 
@@ -146,13 +99,13 @@ struct ShippingForgetTests {
         let partialView = try StoreView(partial)
         #expect(!partialView.reads.values.contains { $0.contains(Self.marker) })
         #expect(!(partialView.reads["users"] ?? "zed").contains("zed"))
-        #expect(!(try Self.logDump(partial)).contains(Data(Self.marker.utf8).map { String(format: "%02x", $0) }.joined()))
+        #expect(!(try Postgres.logDump(partial)).contains(Data(Self.marker.utf8).map { String(format: "%02x", $0) }.joined()))
         try expectViewsVerify(partial)
         let text = try CLI.run(["verify", "--store", partial])
         #expect(text.status == 0 && text.stdout.contains("pending: ") && text.stdout.contains("position \(beforeForget + 1)"), "\(text.stdout)")
         // Followed on, it becomes the leader.
         _ = try run(["follow", "--store", partial, "--from", url, "--stream", stream, "--once"])
-        #expect(try Self.logDump(partial) == leaderLog)
+        #expect(try Postgres.logDump(partial) == leaderLog)
         #expect(try StoreView(partial) == leaderView)
     }
 }

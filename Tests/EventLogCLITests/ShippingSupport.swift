@@ -35,6 +35,53 @@ enum Postgres {
 
     /// A stream name of its own for each test.
     static func stream(_ label: String) -> String { "\(label)-\(UUID().uuidString.prefix(8))" }
+
+    /// `psql -At -c SQL` against the test server: its output.
+    static func psql(_ sql: String) throws -> String {
+        let url = try requireURL()
+        let version = try #require(try FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql").sorted().last)
+        return try output("/usr/lib/postgresql/\(version)/bin/psql", [url, "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
+    }
+
+    /// The log of the store at `path` as "position hex" lines, read by
+    /// Python's `lmdb` (without this code).
+    static func logDump(_ path: String) throws -> String {
+        let script = """
+            import lmdb, struct, sys
+            env = lmdb.open(sys.argv[1], readonly=True, lock=False, max_dbs=128, subdir=True)
+            log = env.open_db(b"log", create=False)
+            with env.begin() as txn:
+                for key, value in txn.cursor(db=log):
+                    print(struct.unpack(">Q", key)[0], bytes(value).hex())
+            """
+        return try output("/usr/bin/python3", ["-c", script, path])
+    }
+
+    /// The rows of `stream` as "position hex" lines, as ``logDump(_:)`` prints a log.
+    static func streamDump(_ stream: String) throws -> String {
+        try psql("SELECT position || ' ' || encode(record, 'hex') FROM eventlog_records WHERE stream = '\(stream)' ORDER BY position")
+    }
+
+    /// How many rows of `stream` hold `text`'s bytes.
+    static func rowsContaining(_ text: String, stream: String) throws -> Int {
+        Int(try psql("SELECT count(*) FROM eventlog_records WHERE stream = '\(stream)' AND position(convert_to('\(text)', 'UTF8') in record) > 0")
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    static func output(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(executable) \(arguments.first ?? ""): \(String(decoding: errors, as: UTF8.self))")
+        return String(decoding: data, as: UTF8.self)
+    }
 }
 
 /// `eventlog` running in the background (ship or follow without --once), to be killed.

@@ -20,6 +20,11 @@
 //                     under FAULT_PATH count as calls too (never failed), so
 //                     that a kill can fall just before or after a file's
 //                     removal.
+//   FAULT_SOCKETS=1   also counts writes (write, writev, send, sendmsg) on
+//                     sockets, such as a connection to PostgreSQL; a failed
+//                     one returns ECONNRESET (the connection reset, as a
+//                     crashed server or a broken network would), whatever
+//                     FAULT_ERRNO says, and its PATH is "socket:[INODE]"
 //
 // A failed call writes nothing: it returns -1 with errno set before the real
 // call is made.
@@ -32,6 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -42,6 +49,7 @@ static long nth;
 static int fault_errno = EIO;
 static int persist;
 static int kill_before, kill_after, count_removals;
+static int sockets;
 static long calls;
 static long failed;
 static char first_name[32];
@@ -61,6 +69,8 @@ __attribute__((constructor)) static void shim_init(void) {
     kill_after = k && strcmp(k, "after") == 0;
     // "1" (kill before, counting as FAULT_REPORT counts) leaves removals out.
     count_removals = k && (strcmp(k, "before") == 0 || strcmp(k, "after") == 0 || strcmp(k, "count") == 0);
+    const char *so = getenv("FAULT_SOCKETS");
+    sockets = so && strcmp(so, "1") == 0;
 }
 
 __attribute__((destructor)) static void shim_report(void) {
@@ -72,8 +82,15 @@ __attribute__((destructor)) static void shim_report(void) {
     fclose(f);
 }
 
-// True when `fd` is a file under FAULT_PATH.
+// True when `fd` is a socket.
+static int is_socket(int fd) {
+    struct stat st;
+    return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+// True when `fd` is a file under FAULT_PATH, or a socket with FAULT_SOCKETS.
 static int watched(int fd) {
+    if (sockets && is_socket(fd)) return 1;
     if (!prefix_length) return 0;
     char link[64], path[PATH_MAX];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
@@ -99,7 +116,7 @@ static int should_fail(const char *name, int fd) {
         first_path[length < 0 ? 0 : length] = 0;
     }
     failed += 1;
-    errno = fault_errno;
+    errno = sockets && is_socket(fd) ? ECONNRESET : fault_errno;
     return 1;
 }
 
@@ -212,4 +229,16 @@ int remove(const char *path) {
     int result = real_remove(path);
     if (calls > before) kill_if_after(calls);
     return result;
+}
+
+ssize_t send(int fd, const void *buffer, size_t count, int flags) {
+    REAL(send);
+    if (should_fail("send", fd)) return -1;
+    return real_send(fd, buffer, count, flags);
+}
+
+ssize_t sendmsg(int fd, const struct msghdr *message, int flags) {
+    REAL(sendmsg);
+    if (should_fail("sendmsg", fd)) return -1;
+    return real_sendmsg(fd, message, flags);
 }
