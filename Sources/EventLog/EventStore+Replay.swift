@@ -106,6 +106,7 @@ extension EventStore {
             return target
         }
         try copyLog(through: position, into: builder.target, databases: target, progress: progress)
+        try copyRedactions(through: position, into: builder.target, databases: target)
         let candidates = full ? [] : try newestUsableSnapshot(atOrBefore: position).map { [$0] } ?? []
         let (used, damaged) = try builder.build(through: position, from: candidates)
         try builder.target.write { txn in
@@ -175,6 +176,44 @@ extension EventStore {
             }
             progress?(ReplayProgress(phase: .copyLog, position: next - 1, end: end, events: next - 1,
                                      seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
+        }
+    }
+
+    /// Gives a copy of the log through `end` what authorizes its redacted
+    /// records: the `redactions` entries of redaction records up to `end`,
+    /// and, for records redacted by one past `end` (time travel to before a
+    /// forget), that record as a pending authorization, as a restore to the
+    /// same position holds it (`Docs/LogFormat.md`, "Pending
+    /// authorizations"). So the copy verifies, and never shows what the
+    /// redaction removed.
+    private func copyRedactions(through end: Position, into target: Environment, databases targetDatabases: LogDatabases) throws {
+        try target.write { txn in
+            try environment.read { live in
+                var pending = Set<Position>()
+                let cursor = try databases.redactions.cursor(in: live)
+                var entry = try cursor.firstBytes()
+                while let (key, value) = entry {
+                    if value.count == 16 {
+                        let first = UInt64(bigEndian: value.loadUnaligned(as: UInt64.self))
+                        let by = UInt64(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                        if by <= end {
+                            try targetDatabases.redactions.putBytes(value, forKey: key, in: txn)
+                        } else if first <= end {
+                            pending.insert(by)
+                        }
+                    }
+                    entry = try cursor.nextBytes()
+                }
+                for by in pending {
+                    if let bytes = try databases.log.get(by, in: live) {
+                        try targetDatabases.meta.put(bytes, forKey: LogDatabases.pendingRedactionKey(by), in: txn)
+                    }
+                }
+                // This store's own pending authorizations (a follower's, a restore's) lie past its head, so past `end`.
+                for record in try databases.pendingRedactions(in: live) {
+                    try targetDatabases.meta.put(record.bytes, forKey: LogDatabases.pendingRedactionKey(record.position), in: txn)
+                }
+            }
         }
     }
 
