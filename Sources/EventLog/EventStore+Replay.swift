@@ -179,48 +179,40 @@ extension EventStore {
         }
     }
 
-    /// Copies the `redactions` entries of the ranges at or before `end`
-    /// (clipped to it): the copied log holds the redacted records, and its
-    /// readers need to know what redacted them, as here. A range redacted by
-    /// a record after `end` (a user forgotten after the time travelled to)
-    /// gets that record as a *pending authorization* (`Docs/LogFormat.md`),
-    /// as a follower that took redacted records before their redaction
-    /// record does: its views were built skipping those records, and
-    /// `verify` of the copy lists the authorization as pending
-    /// (``LogVerification/pendingRedactions``).
+    /// Gives a copy of the log through `end` what authorizes its redacted
+    /// records: the `redactions` entries of redaction records up to `end`,
+    /// and, for records redacted by one past `end` (time travel to before a
+    /// forget), that record as a pending authorization, as a restore to the
+    /// same position holds it (`Docs/LogFormat.md`, "Pending
+    /// authorizations"). So the copy verifies, and never shows what the
+    /// redaction removed.
     private func copyRedactions(through end: Position, into target: Environment, databases targetDatabases: LogDatabases) throws {
-        let (entries, pending): ([(range: ClosedRange<Position>, by: Position)], [Position: [UInt8]]) = try environment.read { live in
-            var result: [(range: ClosedRange<Position>, by: Position)] = []
-            var pending: [Position: [UInt8]] = [:]
-            let cursor = try databases.redactions.cursor(in: live)
-            var entry = try cursor.firstBytes()
-            while let (key, value) = entry {
-                guard key.count == 8, value.count == 16 else {
-                    throw EventLogError.corrupt(key: "\([UInt8](key))", database: "redactions", operation: "replay",
-                                                "a redactions entry is \(key.count) + \(value.count) bytes; allowed: 8 + 16")
-                }
-                let last = UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
-                let first = UInt64(bigEndian: value.loadUnaligned(as: UInt64.self))
-                let by = UInt64(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-                if first > end { break }
-                if by <= end {
-                    result.append((first...min(last, end), by))
-                } else if pending[by] == nil {
-                    guard let record = try databases.log.get(by, in: live) else {
-                        throw EventLogError.corrupt(key: "\(last)", database: "redactions", operation: "replay",
-                                                    "the entry names the redaction record at \(by), and the log has no record there")
-                    }
-                    pending[by] = record
-                }
-                entry = try cursor.nextBytes()
-            }
-            return (result, pending)
-        }
-        guard !entries.isEmpty || !pending.isEmpty else { return }
         try target.write { txn in
-            for entry in entries { try targetDatabases.putRedaction(entry.range, by: entry.by, in: txn) }
-            for (position, record) in pending {
-                try targetDatabases.meta.put(record, forKey: LogDatabases.pendingRedactionKey(position), in: txn)
+            try environment.read { live in
+                var pending = Set<Position>()
+                let cursor = try databases.redactions.cursor(in: live)
+                var entry = try cursor.firstBytes()
+                while let (key, value) = entry {
+                    if value.count == 16 {
+                        let first = UInt64(bigEndian: value.loadUnaligned(as: UInt64.self))
+                        let by = UInt64(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                        if by <= end {
+                            try targetDatabases.redactions.putBytes(value, forKey: key, in: txn)
+                        } else if first <= end {
+                            pending.insert(by)
+                        }
+                    }
+                    entry = try cursor.nextBytes()
+                }
+                for by in pending {
+                    if let bytes = try databases.log.get(by, in: live) {
+                        try targetDatabases.meta.put(bytes, forKey: LogDatabases.pendingRedactionKey(by), in: txn)
+                    }
+                }
+                // This store's own pending authorizations (a follower's, a restore's) lie past its head, so past `end`.
+                for record in try databases.pendingRedactions(in: live) {
+                    try targetDatabases.meta.put(record.bytes, forKey: LogDatabases.pendingRedactionKey(record.position), in: txn)
+                }
             }
         }
     }

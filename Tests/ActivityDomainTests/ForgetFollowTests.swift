@@ -171,6 +171,18 @@ struct ForgetFollowTests {
         try partial.eventStore.replay(through: split, into: travel)
         let then = try ActivityStore(path: travel, options: testOptions())
         #expect(try !then.users().contains { $0.user == "alice" })
+        let travelled = try then.eventStore.verify(payloadCheck: ActivityEventCatalog.checkPayload)
+        #expect(travelled.isValid && travelled.pendingRedactions.map(\.position) == [forget], "\(String(describing: travelled.firstProblem))")
+        #expect(try then.eventStore.verifyViews(full: true).isEqual)
+        // The leader's own time travel to before the forget: the same.
+        let leaderTravel = dir + "/leader-travel"
+        try leader.eventStore.replay(through: split, into: leaderTravel)
+        let leaderThen = try ActivityStore(path: leaderTravel, options: testOptions())
+        let leaderTravelled = try leaderThen.eventStore.verify(payloadCheck: ActivityEventCatalog.checkPayload)
+        #expect(leaderTravelled.isValid && leaderTravelled.pendingRedactions.map(\.position) == [forget],
+                "\(String(describing: leaderTravelled.firstProblem))")
+        #expect(try leaderThen.eventStore.verifyViews(full: true).isEqual)
+        #expect(try Self.views(leaderThen) == Self.views(then))
 
         // Followed on to the end, it is the leader.
         try Self.follow(partial, from: leader, through: try leader.eventStore.head(), batch: 4)
