@@ -16,6 +16,19 @@ enum Postgres {
         try #require(url, "CI=true but EVENTLOG_TEST_POSTGRES_URL is not set: run the tests through Scripts/test.sh (Scripts/with-postgres.sh)")
     }
 
+    /// Held by a test that crashes the server for its whole run, and by the
+    /// tests of other suites that need the server up throughout (suites run
+    /// in parallel; `.serialized` orders only a suite's own tests).
+    static let serverLock = NSLock()
+
+    /// Runs `body` while no other holder of ``serverLock`` runs: nothing
+    /// crashes the server meanwhile.
+    static func exclusively<T>(_ body: () throws -> T) rethrows -> T {
+        serverLock.lock()
+        defer { serverLock.unlock() }
+        return try body()
+    }
+
     /// Crashes the server (`pg_ctl stop -m immediate`) and starts it again.
     static func crashAndRestart() throws {
         let script = try #require(restartScript, "EVENTLOG_TEST_POSTGRES_RESTART is not set")
