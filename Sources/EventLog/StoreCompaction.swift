@@ -7,8 +7,8 @@ public struct StoreCompaction: Sendable, Equatable {
     /// `data.mdb`'s size before and after, in bytes.
     public var bytesBefore: Int
     public var bytesAfter: Int
-    /// Stale bytes past the end of values on overflow pages, zeroed in the
-    /// new file (LMDB copies those pages whole).
+    /// Stale bytes in the copy (overflow pages' tails, pages' free middles,
+    /// which LMDB's compacting copy does not clear), zeroed before the swap.
     public var bytesZeroed: Int
     /// What killed processes had left and the compaction removed, relative
     /// to ``path``: a compaction's temporary copy, rebuild scratch

@@ -5,8 +5,9 @@ public struct CompactionReport: Sendable, Equatable {
     /// `data.mdb`'s size before and after, in bytes.
     public var bytesBefore: Int
     public var bytesAfter: Int
-    /// Bytes past the end of values on overflow pages that held something
-    /// and were zeroed in the copy (``Environment/zeroOverflowTails(writingTo:file:)``).
+    /// Bytes of the copy that were not data in use and not zero (overflow
+    /// pages' tails, pages' free middles), zeroed before the swap
+    /// (``Environment/zeroStaleBytes(writingTo:file:)``).
     public var bytesZeroed: Int
     /// Whether a temporary copy left by an earlier, killed compaction was removed.
     public var removedLeftover: Bool

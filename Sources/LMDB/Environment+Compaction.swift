@@ -53,9 +53,9 @@ extension Environment {
     /// Steps (``CompactionStep``): lock; remove a copy that a killed
     /// compaction left; open the old file read-only; write the copy to
     /// ``compactionCopyName`` in the same directory (created `O_EXCL`, with
-    /// the old file's owner and mode), zero the tails of its overflow pages
-    /// (``zeroOverflowTails(writingTo:file:)``: LMDB copies those pages
-    /// whole, stale bytes included), `fsync` it; open the copy (read-only,
+    /// the old file's owner and mode), zero what in it is not data in use
+    /// (``zeroStaleBytes(writingTo:file:)``: overflow pages' tails and pages'
+    /// free middles, where the copy carries old bytes), `fsync` it; open the copy (read-only,
     /// `MDB_NOSUBDIR | MDB_NOLOCK`) and run `beforeSwap` with both; close
     /// both; rename the copy over `data.mdb` (atomic) and `fsync` the
     /// directory; open the new file once, alone, which makes LMDB reset the
@@ -158,8 +158,8 @@ extension Environment {
     }
 
     /// Writes the compacted copy of `environment` to a new file `target`
-    /// with `like`'s owner and mode, zeroes its overflow pages' tails
-    /// (``zeroOverflowTails(writingTo:file:)``), syncs and closes it; returns
+    /// with `like`'s owner and mode, zeroes its stale bytes
+    /// (``zeroStaleBytes(writingTo:file:)``), syncs and closes it; returns
     /// its size and the bytes zeroed.
     private static func writeCopy(of environment: Environment, to target: String, like original: stat, expected: Int,
                                   options: EnvironmentOptions,
@@ -184,7 +184,7 @@ extension Environment {
         watcher?.stop()
         let zeroed = try Environment(resolved: target, options: options, extraFlags: UInt32(MDB_NOSUBDIR | MDB_NOLOCK),
                                      directoryLock: nil, ownsClaim: false)
-            .zeroOverflowTails(writingTo: fd, file: target)
+            .zeroStaleBytes(writingTo: fd, file: target)
         var written = stat()
         let size = fstat(fd, &written) == 0 ? Int(written.st_size) : 0
         progress?(CompactionProgress(step: .copied, bytesWritten: size, bytesExpected: expected))

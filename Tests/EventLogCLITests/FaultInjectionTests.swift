@@ -196,12 +196,13 @@ struct FaultWorkload: Sendable, CustomStringConvertible {
             #expect(scratch.isEmpty, "\(label): scratch environments are left: \(scratch)")
         }),
         // A compaction after a forget (freed pages to drop), the copy large
-        // enough for LMDB to write it in several buffers: a failed write or
-        // sync of the copy leaves the old file, and no copy; a failed sync
+        // enough for LMDB to write it in several buffers: a failed write,
+        // zeroing pwrite or sync of the copy leaves the old file, and no copy; a failed sync
         // of the directory after the rename leaves the new one, whole.
         FaultWorkload(name: "compact", prepare: { store, dir in
-            let lines = CompactionTests.operations(users: ["alice", "bob", "carol"], marked: "alice", rounds: 60)
-            #expect(try CLI.run(["apply", "--store", store, try dir.file("users.jsonl", lines)]).status == 0)
+            // Long values, a transaction a line: overflow pages with stale tails, which compact zeroes (pwrite).
+            let lines = CompactionTests.operations(users: ["alice", "bob", "carol"], marked: "alice", rounds: 40, longTexts: true)
+            #expect(try CLI.run(["apply", "--transaction-size", "1", "--store", store, try dir.file("users.jsonl", lines)]).status == 0)
             let forget = try CLI.run(["apply", "--store", store, "-"], input: #"{"op":"forgetUser","user":"alice","at":"2026-12-01T00:00:00Z"}"# + "\n")
             #expect(forget.status == 0, "\(forget.stderr)")
         }, command: { store, _ in

@@ -55,33 +55,42 @@ struct EnvironmentCompactionTests {
             == (2, "after", true))
     }
 
-    @Test("a large value on an overflow page of its own gets a page buffer LMDB recycled from an earlier commit, tail and all; the compacted file has that tail zeroed")
-    func overflowTails() throws {
+    @Test("stale bytes LMDB's compacting copy carries: a one-page overflow value's tail (a page buffer recycled from an earlier commit), and, through the copy's reused write buffer, the free middle of leaf pages written after it; both zeroed")
+    func staleBytes() throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let data = (path as NSString).appendingPathComponent("data.mdb")
         do {
             let env = try Environment(path: path)
-            let db = try env.write { try $0.createDatabase("things", as: UInt64.self, String.self) }
+            let (a, b, c) = try env.write { txn in
+                (try txn.createDatabase("a", as: UInt64.self, String.self), try txn.createDatabase("b", as: UInt64.self, String.self),
+                 try txn.createDatabase("c", as: UInt64.self, String.self))
+            }
             // Pages full of the marker, written and committed: their buffers are recycled.
             try env.write { txn in
-                for n: UInt64 in 0..<400 { try db.put(String(repeating: "TAILMARKER", count: 30), forKey: n, in: txn) }
+                for n: UInt64 in 0..<2_000 { try c.put(String(repeating: "TAILMARKER", count: 30), forKey: n, in: txn) }
             }
-            // Values of 2.5 KB: one overflow page each, from the recycled buffers.
+            // Values of 2.5 KB, one overflow page each from the recycled buffers: over 1 MiB of them.
             try env.write { txn in
-                for n: UInt64 in 1_000..<1_100 { try db.put(String(repeating: "x", count: 2_500), forKey: n, in: txn) }
+                for n: UInt64 in 0..<400 { try a.put(String(repeating: "x", count: 2_500), forKey: n, in: txn) }
             }
             try env.write { txn in
-                for n: UInt64 in 0..<400 { try db.delete(n, in: txn) }
+                for n: UInt64 in 0..<2_000 { try c.delete(n, in: txn) }
+            }
+            // Then 3 MiB of leaf pages, inserted out of order so that they are part empty: the copy
+            // writes them after a's pages, into the buffers that held those pages.
+            try env.write { txn in
+                for n: UInt64 in 0..<30_000 { try b.put(String(repeating: "b", count: 100), forKey: (n &* 2_654_435_761) % 1_000_003, in: txn) }
             }
         }
         let report = try Environment.compact(path: path, beforeSwap: { _, _ in })
-        #expect(report.bytesZeroed > 0, "no overflow page had a stale tail: \(report)")
+        #expect(report.bytesZeroed > 0, "no stale byte in the copy: \(report)")
         #expect(try !Self.file(data, contains: "TAILMARKER"))
         let env = try Environment(path: path)
-        let db = try env.write { try $0.createDatabase("things", as: UInt64.self, String.self) }
-        #expect(try env.read { txn in try (1_000..<1_100).allSatisfy { try db.get($0, in: txn) == String(repeating: "x", count: 2_500) } })
-        #expect(try env.read { txn in try db.statistics(in: txn).entries } == 100)
+        let a = try env.write { try $0.createDatabase("a", as: UInt64.self, String.self) }
+        let b = try env.write { try $0.createDatabase("b", as: UInt64.self, String.self) }
+        #expect(try env.read { txn in try (0..<400).allSatisfy { try a.get($0, in: txn) == String(repeating: "x", count: 2_500) } })
+        #expect(try env.read { txn in try b.statistics(in: txn).entries } == 30_000)
     }
 
     @Test("refused while this process has the environment open; a copy left by a killed compaction is removed by the next one and by an open for writing; a throwing check keeps the old file")

@@ -8,15 +8,15 @@ struct CompactCommand: Subcommand {
         commandName: "compact",
         abstract: "Rewrite the store's file without LMDB's free pages (after forget: no byte of the user's data left in it).",
         discussion: """
-            Writes LMDB's compacting copy of data.mdb beside it (data.mdb.compacting), zeroes the stale tails of
-            its overflow pages, syncs it, checks it
+            Writes LMDB's compacting copy of data.mdb beside it (data.mdb.compacting), zeroes the stale bytes
+            it carries (overflow pages' tails, pages' free space), syncs it, checks it
             (same head, link and databases), and renames it over data.mdb: a crash at any point leaves the
             old file or the new one, whole. Every process must have closed the store, readers too (a
             service, a follower, other eventlog commands): otherwise it is refused, and while it runs,
             opening the store is refused. It needs free disk space for the copy (about the data in use).
             Also removes what killed processes left: a compaction's copy, rebuild scratch environments,
             partial snapshots. JSON: {"store","head","bytesBefore","bytesAfter","bytesZeroed","removed":[NAME],"seconds"}
-            (bytesZeroed: stale bytes past the end of values on overflow pages, which LMDB copies whole, zeroed in the copy).
+            (bytesZeroed: stale bytes LMDB's copy carries in overflow pages' tails and pages' free space, zeroed before the swap).
 
             Examples:
               eventlog compact --store /var/lib/app/events
@@ -50,7 +50,7 @@ struct CompactCommand: Subcommand {
             Output.line("compacted \(result.path): data.mdb \(result.bytesBefore) -> \(result.bytesAfter) bytes "
                 + String(format: "(%.1f %% smaller)", saved) + ", head \(result.head), "
                 + String(format: "%.2f s", result.seconds)
-                + (result.bytesZeroed > 0 ? "; \(result.bytesZeroed) stale bytes past the end of large values zeroed" : ""))
+                + (result.bytesZeroed > 0 ? "; \(result.bytesZeroed) stale bytes zeroed" : ""))
             if !result.removed.isEmpty {
                 Output.line("removed what killed processes left: \(result.removed.joined(separator: ", "))")
             }
