@@ -38,6 +38,10 @@ struct ShippingForgetTests {
 
     @Test("ship, forget, ship: no row keeps the user's bytes, the rows are the leader's; followers before and after, and restores, equal the leader and never show the user")
     func forgetShipped() throws {
+        try Postgres.shared { try forgetShippedWhileTheServerRuns() }
+    }
+
+    private func forgetShippedWhileTheServerRuns() throws {
         let url = try Postgres.requireURL()
         let dir = TemporaryDirectory()
         defer { dir.remove() }

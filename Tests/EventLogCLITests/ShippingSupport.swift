@@ -36,6 +36,22 @@ enum Postgres {
     /// A stream name of its own for each test.
     static func stream(_ label: String) -> String { "\(label)-\(UUID().uuidString.prefix(8))" }
 
+    /// Suites run in parallel, and one test crashes the server: it runs
+    /// `exclusive`, every other test that needs the server `shared`.
+    static func shared<R>(_ body: () throws -> R) rethrows -> R {
+        serverLock.readLock()
+        defer { serverLock.unlock() }
+        return try body()
+    }
+
+    static func exclusive<R>(_ body: () throws -> R) rethrows -> R {
+        serverLock.writeLock()
+        defer { serverLock.unlock() }
+        return try body()
+    }
+
+    private static let serverLock = ReadWriteLock()
+
     /// `psql -At -c SQL` against the test server: its output.
     static func psql(_ sql: String) throws -> String {
         let url = try requireURL()
@@ -201,4 +217,19 @@ func expectViewsVerify(_ store: String, sourceLocation: SourceLocation = #_sourc
     let result = try CLI.run(["replay", "--verify", "--store", store, "--json"])
     #expect(result.status == 0, "replay --verify \(store): \(result.stderr)", sourceLocation: sourceLocation)
     #expect(try result.object()["equal"] as? Bool == true, sourceLocation: sourceLocation)
+}
+
+/// `pthread_rwlock_t`, for ``Postgres/shared(_:)`` and ``Postgres/exclusive(_:)``.
+final class ReadWriteLock: @unchecked Sendable {
+    private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
+
+    init() { pthread_rwlock_init(lock, nil) }
+    deinit {
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
+    }
+
+    func readLock() { pthread_rwlock_rdlock(lock) }
+    func writeLock() { pthread_rwlock_wrlock(lock) }
+    func unlock() { pthread_rwlock_unlock(lock) }
 }

@@ -172,6 +172,10 @@ struct ShippingTests {
 
     @Test("SIGKILL of the shipper, of the follower and of PostgreSQL at many points: nothing lost, duplicated or out of order")
     func crashes() throws {
+        try Postgres.exclusive { try crashesAlone() }
+    }
+
+    private func crashesAlone() throws {
         let url = try Postgres.requireURL()
         let dir = TemporaryDirectory()
         defer { dir.remove() }
