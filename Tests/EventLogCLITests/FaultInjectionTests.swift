@@ -24,10 +24,10 @@ struct FaultInjectionTests {
     static let maxFaultsPerCommand = 48
 
     @Test("a failed write or sync is a clean error that loses nothing acknowledged", arguments: FaultWorkload.all)
-    func sweep(_ workload: FaultWorkload) throws {
+    func sweep(_ workload: FaultWorkload) async throws {
         // `ship` needs the server, which another suite's test crashes now and then.
         if workload.sockets {
-            try Postgres.shared { try run(workload) }
+            try await Postgres.shared { try run(workload) }
         } else {
             try run(workload)
         }

@@ -37,8 +37,8 @@ struct ShippingForgetTests {
     }
 
     @Test("ship, forget, ship: no row keeps the user's bytes, the rows are the leader's; followers before and after, and restores, equal the leader and never show the user")
-    func forgetShipped() throws {
-        try Postgres.shared { try forgetShippedWhileTheServerRuns() }
+    func forgetShipped() async throws {
+        try await Postgres.shared { try forgetShippedWhileTheServerRuns() }
     }
 
     private func forgetShippedWhileTheServerRuns() throws {

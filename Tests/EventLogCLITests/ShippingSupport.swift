@@ -37,15 +37,17 @@ enum Postgres {
     static func stream(_ label: String) -> String { "\(label)-\(UUID().uuidString.prefix(8))" }
 
     /// Suites run in parallel, and one test crashes the server: it runs
-    /// `exclusive`, every other test that needs the server `shared`.
-    static func shared<R>(_ body: () throws -> R) rethrows -> R {
-        serverLock.readLock()
+    /// `exclusive`, every other test that needs the server `shared`. Waiting
+    /// sleeps (it does not hold a cooperative thread); `body` runs on the
+    /// thread that took the lock and releases it there.
+    static func shared<R>(_ body: () throws -> R) async throws -> R {
+        while !serverLock.tryReadLock() { try await Task.sleep(for: .milliseconds(100)) }
         defer { serverLock.unlock() }
         return try body()
     }
 
-    static func exclusive<R>(_ body: () throws -> R) rethrows -> R {
-        serverLock.writeLock()
+    static func exclusive<R>(_ body: () throws -> R) async throws -> R {
+        while !serverLock.tryWriteLock() { try await Task.sleep(for: .milliseconds(100)) }
         defer { serverLock.unlock() }
         return try body()
     }
@@ -229,7 +231,9 @@ final class ReadWriteLock: @unchecked Sendable {
         lock.deallocate()
     }
 
-    func readLock() { pthread_rwlock_rdlock(lock) }
-    func writeLock() { pthread_rwlock_wrlock(lock) }
+    /// `pthread_rwlock_tryrdlock`: true when taken.
+    func tryReadLock() -> Bool { pthread_rwlock_tryrdlock(lock) == 0 }
+    /// `pthread_rwlock_trywrlock`: true when taken.
+    func tryWriteLock() -> Bool { pthread_rwlock_trywrlock(lock) == 0 }
     func unlock() { pthread_rwlock_unlock(lock) }
 }

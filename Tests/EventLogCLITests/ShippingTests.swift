@@ -171,8 +171,8 @@ struct ShippingTests {
     }
 
     @Test("SIGKILL of the shipper, of the follower and of PostgreSQL at many points: nothing lost, duplicated or out of order")
-    func crashes() throws {
-        try Postgres.exclusive { try crashesAlone() }
+    func crashes() async throws {
+        try await Postgres.exclusive { try crashesAlone() }
     }
 
     private func crashesAlone() throws {
