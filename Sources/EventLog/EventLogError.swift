@@ -27,6 +27,10 @@ public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable
         /// or were built by another projection version (``ViewStatus``);
         /// `replay` (``EventStore/rebuild(full:progress:)``) rebuilds them.
         case viewsStale
+        /// The store is in use where the operation needs it alone: a
+        /// compaction while another process has it open, or an open while
+        /// a compaction runs.
+        case storeBusy
     }
 
     public var code: Code

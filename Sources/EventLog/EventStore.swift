@@ -48,7 +48,11 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         if (options.readOnly || !options.createIfMissing) && !FileManager.default.fileExists(atPath: dataFile) {
             throw EventLogError(.storeMissing, operation: "open", "no store at \(path) (no data.mdb there)")
         }
-        environment = try Environment(path: path, options: options.environmentOptions)
+        do {
+            environment = try Environment(path: path, options: options.environmentOptions)
+        } catch let error as EnvironmentBusyError {
+            throw EventLogError(.storeBusy, operation: "open", error.description)
+        }
         self.options = options
         queue = WriteQueue(maxGroup: options.maxGroupCommit)
         if options.readOnly {
@@ -119,13 +123,20 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
         return try withoutActuallyEscaping(body) { body in
             var receipt: WriteReceipt<R>?
+            // Snapshots a redaction removed, over every run of the closure
+            // (a run that the map's growth undid removed them all the same).
+            var removedSnapshots: [Position] = []
             let request = WriteQueue.Request { txn in
                 receipt = try self.perform(options, body, in: txn)
+                removedSnapshots += receipt!.removedSnapshots
             }
             queue.submit(request) { group in self.commit(group) }
             if let error = request.error { throw error }
             if receipt!.positions != nil && !receipt!.isRetry { commits.signal() }
-            if let from = receipt!.redactedFrom { removeSnapshots(from: from) }
+            if let from = receipt!.redactedFrom {
+                removedSnapshots += (try? removeSnapshots(from: from, throwing: false)) ?? []
+                receipt!.removedSnapshots = Array(Set(removedSnapshots)).sorted()
+            }
             snapshotIfDue(appended: receipt!.isRetry ? nil : receipt!.positions)
             return receipt!
         }
@@ -153,7 +164,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
         let value = try body(batch)
         try batch.finish()
-        if let from = batch.redactedFrom { removeSnapshots(from: from) }
+        let removedSnapshots = try batch.redactedFrom.map { try removeSnapshots(from: $0, throwing: true) } ?? []
         if let key = options.idempotencyKey {
             let entry = IdempotencyEntry(first: batch.firstAppended ?? batch.head + 1,
                                          count: batch.appended.map { UInt64($0.count) } ?? 0)
@@ -161,6 +172,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
         var receipt = WriteReceipt(value: value, positions: batch.appended, isRetry: false)
         receipt.redactedFrom = batch.redactedFrom
+        receipt.removedSnapshots = removedSnapshots
         return receipt
     }
 

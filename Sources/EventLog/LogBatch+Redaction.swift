@@ -61,21 +61,10 @@ extension LogBatch {
                 }
                 try databases.log.put(scratch, forKey: position, in: transaction)
             }
-            try recordRedaction(range, by: authorization.position)
+            try databases.putRedaction(range, by: authorization.position, in: transaction)
         }
         redactedFrom = min(redactedFrom ?? first, first)
         return authorization
-    }
-
-    /// Notes in the `redactions` database that `range` was redacted by the
-    /// redaction record at `authorization`.
-    private func recordRedaction(_ range: ClosedRange<Position>, by authorization: Position) throws {
-        var value = [UInt8](repeating: 0, count: 16)
-        value.withUnsafeMutableBytes {
-            $0.storeBytes(of: range.lowerBound.bigEndian, as: UInt64.self)
-            $0.storeBytes(of: authorization.bigEndian, toByteOffset: 8, as: UInt64.self)
-        }
-        try databases.redactions.put(value, forKey: range.upperBound, in: transaction)
     }
 
     // MARK: Exact records (followers, restores)
@@ -180,7 +169,7 @@ extension LogBatch {
                     if firstRewritten == nil { firstRewritten = position }
                 }
             }
-            try recordRedaction(range, by: authorization)
+            try databases.putRedaction(range, by: authorization, in: transaction)
         }
         if let first = firstRewritten { redactedFrom = min(redactedFrom ?? first, first) }
     }
@@ -210,21 +199,73 @@ extension LogDatabases {
         guard start <= position else { return nil }
         return UInt64(bigEndian: entry.value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
     }
+
+    /// Records in `redactions` that `range` was redacted by the record at `by`.
+    func putRedaction(_ range: ClosedRange<Position>, by: Position, in txn: WriteTransaction) throws {
+        var value = [UInt8](repeating: 0, count: 16)
+        value.withUnsafeMutableBytes {
+            $0.storeBytes(of: range.lowerBound.bigEndian, as: UInt64.self)
+            $0.storeBytes(of: by.bigEndian, toByteOffset: 8, as: UInt64.self)
+        }
+        try redactions.put(value, forKey: range.upperBound, in: txn)
+    }
+
 }
 
 extension EventStore {
-    /// Removes every snapshot at `position` or later: they hold views built
-    /// from payloads that a redaction removed. Run inside the redacting
-    /// write (before its commit: a crash then loses only snapshots, which
-    /// are a cache) and again after it (a snapshot begun meanwhile).
-    func removeSnapshots(from position: Position) {
+    /// Whether a redaction record after `position` redacted an event at or
+    /// before it. A snapshot at `position` would then hold views built from
+    /// payloads that are gone: the redaction removes such snapshots, but one
+    /// that another process was writing meanwhile can appear after it, and
+    /// a rebuild must not start from it. Reads `redactions` up to
+    /// `position` (its ranges are disjoint, so sorted by first position too).
+    func redactedLater(than position: Position) throws -> Bool {
+        try environment.read { txn in
+            let cursor = try databases.redactions.cursor(in: txn)
+            var entry = try cursor.firstBytes()
+            while let (_, value) = entry, value.count == 16 {
+                if UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)) > position { return false }
+                if UInt64(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) > position { return true }
+                entry = try cursor.nextBytes()
+            }
+            return false
+        }
+    }
+
+    /// Removes every snapshot at `position` or later, and returns the
+    /// positions of the whole ones removed: they hold views built from
+    /// payloads that a redaction removed. Runs inside the redacting write
+    /// (`throwing`: before its commit, so that a snapshot that cannot be
+    /// removed fails the write rather than keep the data it was to erase; a
+    /// crash then loses only snapshots, which are a cache) and again after
+    /// it (a snapshot begun meanwhile; an error there is not reported, the
+    /// redaction has committed).
+    @discardableResult
+    func removeSnapshots(from position: Position, throwing: Bool) throws -> [Position] {
         // By name (20 digits, then `.snapshot`, maybe `.partial-PID`), so
         // that damaged and half-written files go as well.
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: snapshotDirectory)) ?? []
-        for name in names where name.contains(".snapshot") {
-            if let p = UInt64(name.prefix { $0.isNumber }), p >= position {
-                try? FileManager.default.removeItem(atPath: (snapshotDirectory as NSString).appendingPathComponent(name))
+        guard FileManager.default.fileExists(atPath: snapshotDirectory) else { return [] }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: snapshotDirectory)
+        } catch {
+            guard throwing else { return [] }
+            throw EventLogError(.snapshot, operation: "redact", "cannot list \(snapshotDirectory) to remove the snapshots from position \(position) on: \(error)")
+        }
+        var removed: [Position] = []
+        for name in names.sorted() where name.contains(".snapshot") {
+            guard let p = UInt64(name.prefix { $0.isNumber }), p >= position else { continue }
+            let path = (snapshotDirectory as NSString).appendingPathComponent(name)
+            do {
+                try FileManager.default.removeItem(atPath: path)
+                if name.hasSuffix(".snapshot") { removed.append(p) }
+            } catch {
+                // Gone meanwhile (another process, a partial file renamed) is fine.
+                guard throwing, FileManager.default.fileExists(atPath: path) else { continue }
+                throw EventLogError(.snapshot, operation: "redact",
+                                    "cannot remove \(path), which holds views built from the payloads being redacted: \(error)")
             }
         }
+        return removed
     }
 }

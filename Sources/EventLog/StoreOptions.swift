@@ -88,6 +88,10 @@ public struct WriteReceipt<Value> {
     public var isRetry: Bool
     /// The first position the write redacted, if it redacted any.
     public var redactedFrom: Position? = nil
+    /// The positions of the snapshots the write removed because it
+    /// redacted events they were built from (those at or after
+    /// ``redactedFrom``), sorted.
+    public var removedSnapshots: [Position] = []
 }
 
 extension WriteReceipt: Sendable where Value: Sendable {}

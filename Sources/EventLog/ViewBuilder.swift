@@ -124,6 +124,14 @@ final class ViewBuilder<Views: ProjectionSet> {
     func build(through end: Position, from candidates: [SnapshotInfo]) throws -> (used: Position?, damaged: [Position]) {
         var damaged: [Position] = []
         for snapshot in candidates {
+            // Taken while a redaction of earlier events was being written
+            // (another process's snapshot, renamed after the redaction
+            // removed the others): it holds what was erased.
+            if try source.redactedLater(than: snapshot.position) {
+                source.options.logger.notice("snapshot ignored: a later redaction removed events it was built from",
+                                             metadata: ["snapshot": "\(snapshot.path)"])
+                continue
+            }
             guard try load(snapshot) else {
                 damaged.append(snapshot.position)
                 continue

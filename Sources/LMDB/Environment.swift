@@ -24,6 +24,9 @@ import Foundation
 ///   `MDB_NOTLS`.
 /// - **One environment per path and process**, which LMDB requires: opening a
 ///   path that this process already has open throws.
+/// - **Compaction** (``compact(path:options:beforeSwap:progress:)``) rewrites
+///   the data file while no process has the environment open: every
+///   environment holds its directory's shared lock (``DirectoryLock``).
 ///
 /// `@unchecked Sendable`: an `MDB_env` may be shared by threads; the only
 /// operation that needs every transaction closed (`mdb_env_set_mapsize`) runs
@@ -35,6 +38,11 @@ public final class Environment: @unchecked Sendable {
     public let options: EnvironmentOptions
     let gate = TransactionGate()
     private let writer = WriterThread()
+    /// The directory's shared lock (``DirectoryLock``), held until the
+    /// environment is closed; nil for a compaction's own opens and where the
+    /// directory cannot be locked.
+    private let directoryLock: DirectoryLock?
+    private let ownsClaim: Bool
 
     /// Opens (creating when needed) the environment in directory `path`.
     /// Calls `mdb_env_create`, `mdb_env_set_mapsize`, `mdb_env_set_maxreaders`,
@@ -45,21 +53,45 @@ public final class Environment: @unchecked Sendable {
     /// take a reader slot; where it cannot (a read-only filesystem, or a
     /// directory this user may only read), the environment reads without it
     /// (``readsWithoutLock``).
-    public init(path: String, options: EnvironmentOptions = EnvironmentOptions()) throws {
+    ///
+    /// Every environment holds its directory's shared lock (``DirectoryLock``)
+    /// while open, so that a compaction never runs under it; while one runs,
+    /// the open throws ``EnvironmentBusyError``. An open for writing removes
+    /// what a killed compaction left (its temporary copy).
+    public convenience init(path: String, options: EnvironmentOptions = EnvironmentOptions()) throws {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         if !options.readOnly {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         }
         let resolved = url.resolvingSymlinksInPath().path
         try OpenEnvironments.shared.claim(resolved)
-        var flags = UInt32(MDB_NOTLS) | options.durability.environmentFlags
+        let lock: DirectoryLock?
+        do {
+            lock = try DirectoryLock.shared(resolved)
+        } catch {
+            OpenEnvironments.shared.release(resolved)
+            throw error
+        }
+        // Holding the shared lock, no compaction runs: a compaction's
+        // temporary file is what a killed one left behind.
+        if !options.readOnly && lock != nil { Self.removeAbandonedCompaction(in: resolved) }
+        try self.init(resolved: resolved, options: options, directoryLock: lock, ownsClaim: true)
+    }
+
+    /// Opens the environment at `resolved`, a path already resolved (and,
+    /// when `ownsClaim`, already claimed in ``OpenEnvironments``, released
+    /// on failure and at close). `extraFlags` adds `mdb_env_open` flags: a
+    /// compaction opens its copy with `MDB_NOSUBDIR | MDB_NOLOCK`.
+    init(resolved: String, options: EnvironmentOptions, extraFlags: UInt32 = 0, directoryLock: DirectoryLock?,
+         ownsClaim: Bool) throws {
+        var flags = UInt32(MDB_NOTLS) | options.durability.environmentFlags | extraFlags
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
         var env: OpaquePointer
-        var lockless = false
+        var lockless = extraFlags & UInt32(MDB_NOLOCK) != 0
         do {
             do {
                 env = try Self.open(resolved, flags: flags, options: options)
-            } catch let error as LMDBError where options.readOnly && error.code == EACCES {
+            } catch let error as LMDBError where options.readOnly && error.code == EACCES && !lockless {
                 // lock.mdb can be neither opened for writing nor created: read
                 // without it (`MDB_NOLOCK`), as LMDB does by itself on a
                 // read-only filesystem. Without a reader slot, a writer may
@@ -69,12 +101,14 @@ public final class Environment: @unchecked Sendable {
                 lockless = true
             }
         } catch {
-            OpenEnvironments.shared.release(resolved)
+            if ownsClaim { OpenEnvironments.shared.release(resolved) }
             throw error
         }
         self.pointer = env
         self.path = resolved
         self.options = options
+        self.directoryLock = directoryLock
+        self.ownsClaim = ownsClaim
         self.readsWithoutLock = lockless || (options.readOnly && Self.isOnReadOnlyFilesystem(resolved))
     }
 
@@ -112,7 +146,8 @@ public final class Environment: @unchecked Sendable {
 
     deinit {
         mdb_env_close(pointer)
-        OpenEnvironments.shared.release(path)
+        if ownsClaim { OpenEnvironments.shared.release(path) }
+        // `directoryLock` is released after this, once the environment is closed.
     }
 
     // MARK: Transactions

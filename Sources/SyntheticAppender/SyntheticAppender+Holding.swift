@@ -31,9 +31,12 @@ extension SyntheticAppender {
         @Option(help: "The store directory.") var store: String
         @Option var count: Int = 1024
         @Option var seconds: Double = 60
+        @Flag(help: "Open the environment read-only (MDB_RDONLY), as a read command does.") var readOnly = false
 
         func run() throws {
-            let environment = try Environment(path: store)
+            var options = EnvironmentOptions()
+            options.readOnly = readOnly
+            let environment = try Environment(path: store, options: options)
             try hold(count, in: environment)
         }
 

@@ -17,6 +17,8 @@ struct EventLogTool: AsyncParsableCommand {
               eventlog log --from 100 --limit 10 --json
               eventlog verify
               eventlog replay --verify
+              eventlog forget --user alice
+              eventlog compact
               eventlog bench --corpus items.jsonl.gz --queries queries.txt
               eventlog ship --to postgres://app@db/events --stream shard-1
               eventlog follow --from postgres://app@db/events --stream shard-1 --store /var/lib/app/follower
@@ -24,6 +26,7 @@ struct EventLogTool: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self,
             ApplyCommand.self,
+            ForgetCommand.self,
             LogCommand.self,
             CurrentCommand.self,
             SavedCommand.self,
@@ -39,6 +42,7 @@ struct EventLogTool: AsyncParsableCommand {
             VerifyCommand.self,
             ReplayCommand.self,
             SnapshotCommand.self,
+            CompactCommand.self,
             BenchCommand.self,
             BenchSettingCommand.self,
             ShipCommand.self,

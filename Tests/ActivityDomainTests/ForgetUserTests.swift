@@ -123,6 +123,74 @@ struct ForgetUserTests {
     }
 }
 
+extension ForgetUserTests {
+    @Test("a snapshot written while the forget ran (it appears after the forget removed the others) is never a rebuild's start: rebuilds and time travel leave alice out")
+    func snapshotFromBeforeTheForget() throws {
+        let path = temporaryDirectory(), aside = temporaryDirectory(), travel = temporaryDirectory()
+        defer { for p in [path, aside, travel] { try? FileManager.default.removeItem(atPath: p) } }
+        let store = try ActivityStore(path: path, options: testOptions())
+        try store.declareActivityTypes([viewOrder], at: at(0))
+        try Self.fill(store, user: "alice", marker: Self.marker, start: 1)
+        try Self.fill(store, user: "bob", marker: "bobtext", start: 10)
+        // Another process's snapshot of the views before the forget, renamed into place after it.
+        let snapshot = try store.eventStore.createSnapshot()
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: snapshot.path, toPath: aside + "/s")
+        let result = try store.forgetUser("alice", at: at(20))
+        #expect(result.removedSnapshots == [snapshot.position])
+        try FileManager.default.copyItem(atPath: aside + "/s", toPath: snapshot.path)
+        #expect(try store.eventStore.snapshots().map(\.position) == [snapshot.position])
+
+        let comparison = try store.eventStore.verifyViews()
+        #expect(comparison.isEqual, "\(String(describing: comparison.difference))")
+        #expect(comparison.report.snapshot == nil, "the rebuild started from the snapshot that holds alice")
+        try store.eventStore.rebuild()
+        #expect(try store.user("alice").items().isEmpty)
+        try store.eventStore.replay(through: snapshot.position, into: travel)
+        let then = try ActivityStore(path: travel, options: testOptions())
+        #expect(try then.user("alice").items().isEmpty)
+        #expect(try !then.users().contains { $0.user == "alice" })
+        #expect(try then.user("bob").items().count == 1)
+    }
+
+    @Test("a time travel's copy to before the forget verifies, listing the forget as a pending authorization; a record flagged by hand in it is still reported")
+    func timeTravelCopyVerifies() throws {
+        let path = temporaryDirectory(), travel = temporaryDirectory()
+        defer { for p in [path, travel] { try? FileManager.default.removeItem(atPath: p) } }
+        let before: Position
+        do {
+            let store = try ActivityStore(path: path, options: testOptions())
+            try store.declareActivityTypes([viewOrder], at: at(0))
+            try Self.fill(store, user: "alice", marker: Self.marker, start: 1)
+            try Self.fill(store, user: "bob", marker: "bobtext", start: 10)
+            before = try store.head()
+            try store.forgetUser("alice", at: at(20))
+            try store.eventStore.replay(through: before, into: travel)
+        }
+        let copy = try EventStore<ActivityViews>(path: travel, options: testOptions().store)
+        let report = try copy.verify(payloadCheck: ActivityEventCatalog.checkPayload)
+        #expect(report.isValid, "\(String(describing: report.firstProblem))")
+        #expect(report.pendingRedactions.count == 1 && report.pendingRedactions[0].position > before && report.pendingRedactions[0].covers > 0,
+                "\(report.pendingRedactions)")
+        #expect(try copy.verifyViews(full: true).isEqual)
+        // bob's last event flagged redacted by hand, payload emptied, CRC recomputed: no redactions entry covers it.
+        try copy.environment.write { txn in
+            let log: Database<UInt64, [UInt8]> = try txn.openDatabase("log")
+            var bytes = try log.get(before, in: txn)!
+            bytes[1] |= 1
+            let t = Int(bytes[2]) << 8 | Int(bytes[3])
+            bytes = Array(bytes[0..<(84 + t)]) + [0, 0, 0, 0]
+            bytes[16] = 0; bytes[17] = 0; bytes[18] = 0; bytes[19] = 0
+            let crc = bytes[0..<(bytes.count - 4)].withUnsafeBytes { CRC32CForTests.checksum($0) }
+            bytes.replaceSubrange((bytes.count - 4)..., with: withUnsafeBytes(of: crc.bigEndian) { Array($0) })
+            try log.put(bytes, forKey: before, in: txn)
+        }
+        let tampered = try copy.verify()
+        #expect(tampered.firstProblem?.position == before)
+        #expect(tampered.firstProblem?.kind == .unauthorizedRedaction)
+    }
+}
+
 /// CRC-32C (Castagnoli), bit by bit: a second implementation for tampering tests.
 enum CRC32CForTests {
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {

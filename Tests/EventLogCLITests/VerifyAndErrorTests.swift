@@ -107,7 +107,7 @@ struct VerifyAndErrorTests {
     @Test("help: every subcommand documents itself")
     func help() throws {
         for command in ["apply", "log", "current", "saved", "handoff", "resolve", "items", "search", "query", "replay",
-                        "client-state", "stats", "verify", "demo"] {
+                        "client-state", "stats", "verify", "forget", "demo"] {
             let run = try CLI.run([command, "--help"])
             #expect(run.status == 0, "\(command)")
             #expect(run.stdout.contains("--store") || command == "demo", "\(command)")

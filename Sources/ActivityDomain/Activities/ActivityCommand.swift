@@ -117,6 +117,9 @@ public struct CommandResult: Sendable, Hashable {
     public var droppedUpdates: [String]
     /// How many earlier events a `forgetUser` redacted.
     public var redactedEvents: UInt64 = 0
+    /// The positions of the snapshots a `forgetUser` removed (those at or
+    /// after the first event it redacted: they held the user's data), sorted.
+    public var removedSnapshots: [UInt64] = []
 
     /// Whether the command appended anything.
     public var changed: Bool { positions != nil }

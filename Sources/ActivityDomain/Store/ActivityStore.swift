@@ -100,7 +100,10 @@ public final class ActivityStore: UserScoped {
             try executor.finish()
             return results
         }
-        return receipt.value ?? []
+        var results = receipt.value ?? []
+        // A forgetUser is alone in its transaction: the snapshots the write removed are its own.
+        if !receipt.removedSnapshots.isEmpty, results.count == 1 { results[0].removedSnapshots = receipt.removedSnapshots }
+        return results
     }
 
     /// Erases `user` (SPEC §10): in one transaction, a redaction record
@@ -109,7 +112,7 @@ public final class ActivityStore: UserScoped {
     /// every view; snapshots built from those payloads are removed. What
     /// stays: the positions, types, times and digests of the user's events,
     /// and the redaction record with the user's name. Freed pages may keep
-    /// old bytes until ``EventStore/compact(path:)``.
+    /// old bytes until ``ActivityStore/compact(path:progress:)``.
     ///
     /// ```swift
     /// let result = try store.forgetUser("alice")

@@ -1,0 +1,126 @@
+import Foundation
+import LMDB
+
+/// The steps and progress of a compaction (see `LMDB.CompactionStep`),
+/// named here so that users of the engine need not import the LMDB layer.
+public typealias CompactionStep = LMDB.CompactionStep
+public typealias CompactionProgress = LMDB.CompactionProgress
+
+extension EventStore {
+    /// Rewrites the store's LMDB file so that it holds the data in use and
+    /// nothing else, and swaps it in atomically: what LMDB's freed pages
+    /// kept of overwritten and deleted entries (the payloads a
+    /// `forgetUser` redacted, the views it dropped) is gone from the file.
+    ///
+    /// ```swift
+    /// let result = try EventStore<Views>.compact(path: "/var/lib/app/events")
+    /// print(result.bytesBefore, result.bytesAfter)   // 412_090_368 301_342_720
+    /// ```
+    ///
+    /// The store must be closed in every process, this one included,
+    /// readers too: otherwise it throws ``EventLogError/Code/storeBusy``
+    /// (naming the process when the kernel says), and while it runs, opening
+    /// the store throws the same. `Environment.compact(path:options:beforeSwap:progress:)`
+    /// says why, and what a crash at any point leaves (the old file or the
+    /// new one, whole). Before the swap, the copy must hold the same head,
+    /// last link and recorded head as the old file, and every database the
+    /// same entries and pages; otherwise the old file stays and it throws
+    /// ``EventLogError/Code/corrupt``.
+    ///
+    /// While it holds the store alone, it also removes what killed
+    /// processes left under the directory: rebuild scratch environments
+    /// (`replay-scratch-*`) and partial snapshot files (`*.partial-*`),
+    /// which may hold views built from payloads redacted since.
+    ///
+    /// It needs free space for the copy (about the data in use) in the
+    /// store's filesystem.
+    @discardableResult
+    public static func compact(path: String, options: StoreOptions = StoreOptions(),
+                               progress: (@Sendable (CompactionProgress) -> Void)? = nil) throws -> StoreCompaction {
+        let dataFile = URL(fileURLWithPath: path).appendingPathComponent("data.mdb").path
+        guard FileManager.default.fileExists(atPath: dataFile) else {
+            throw EventLogError(.storeMissing, operation: "compact", "no store at \(path) (no data.mdb there)")
+        }
+        var head: Position = 0
+        var removed: [String] = []
+        let report: CompactionReport
+        do {
+            report = try Environment.compact(path: path, options: options.environmentOptions, beforeSwap: { old, copy in
+                let before = try CompactionFingerprint(of: old, path: path)
+                let after = try CompactionFingerprint(of: copy, path: path)
+                if let difference = before.difference(from: after) {
+                    throw EventLogError(.corrupt, operation: "compact",
+                                        "the compacted copy differs from the store (\(difference)); the store was left as it was")
+                }
+                head = before.head.position
+                removed = removeAbandonedFiles(in: old.path)
+            }, progress: progress)
+        } catch let error as EnvironmentBusyError {
+            throw EventLogError(.storeBusy, operation: "compact", error.description)
+        } catch let error as EnvironmentAlreadyOpenError {
+            throw EventLogError(.storeBusy, operation: "compact", "\(error); close it before compacting")
+        }
+        return StoreCompaction(path: report.path, head: head, bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter,
+                               bytesZeroed: report.bytesZeroed, removed: (report.removedLeftover ? [Environment.compactionCopyName] : []) + removed,
+                               seconds: report.seconds)
+    }
+
+    /// Rebuild scratch environments and partial snapshots under `path`:
+    /// called while the store is held alone, when no process can be
+    /// writing them. Returns their names, relative to `path`.
+    private static func removeAbandonedFiles(in path: String) -> [String] {
+        let files = FileManager.default
+        var removed: [String] = []
+        for name in (try? files.contentsOfDirectory(atPath: path)) ?? [] where name.hasPrefix("replay-scratch-") {
+            if (try? files.removeItem(atPath: (path as NSString).appendingPathComponent(name))) != nil { removed.append(name) }
+        }
+        let snapshots = (path as NSString).appendingPathComponent("snapshots")
+        for name in (try? files.contentsOfDirectory(atPath: snapshots)) ?? [] where name.contains(".partial-") {
+            if (try? files.removeItem(atPath: (snapshots as NSString).appendingPathComponent(name))) != nil {
+                removed.append("snapshots/" + name)
+            }
+        }
+        return removed.sorted()
+    }
+}
+
+/// What must be equal in a store and its compacted copy: the log's head and
+/// last link, the recorded head, and every named database's entries, depth
+/// and pages (the copy keeps each B-tree's shape; only free pages go).
+struct CompactionFingerprint: Equatable {
+    var head: RecordedHead
+    var recordedHead: RecordedHead?
+    var databases: [String: DatabaseStatistics]
+
+    init(of environment: Environment, path: String) throws {
+        let databases: LogDatabases
+        do {
+            databases = try environment.openDatabases { try LogDatabases(openingIn: $0) }
+        } catch LMDBError.notFound {
+            throw EventLogError(.storeMissing, operation: "compact", "\(path) holds an LMDB environment without an event log")
+        }
+        (head, recordedHead, self.databases) = try environment.read { txn in
+            if let format = try databases.format(in: txn), format != .current {
+                throw EventLogError(.incompatibleFormat, operation: "compact",
+                                    "the store at \(path) has format \(format.version); this version reads format \(StoreFormat.current.version)")
+            }
+            var statistics: [String: DatabaseStatistics] = [:]
+            for name in try txn.databaseNames() {
+                let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
+                statistics[name] = try db.statistics(in: txn)
+            }
+            return (try databases.head(in: txn), try databases.recordedHead(in: txn), statistics)
+        }
+    }
+
+    /// What differs, in words; nil when nothing does.
+    func difference(from other: CompactionFingerprint) -> String? {
+        if head != other.head { return "head \(head.position) against \(other.head.position), or its link" }
+        if recordedHead != other.recordedHead { return "the recorded head" }
+        for name in Set(databases.keys).union(other.databases.keys).sorted() where databases[name] != other.databases[name] {
+            return "database \(name): \(databases[name].map { "\($0.entries) entries" } ?? "missing") against "
+                + "\(other.databases[name].map { "\($0.entries) entries" } ?? "missing")"
+        }
+        return nil
+    }
+}
