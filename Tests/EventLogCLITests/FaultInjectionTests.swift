@@ -24,9 +24,9 @@ struct FaultInjectionTests {
     static let maxFaultsPerCommand = 48
 
     @Test("a failed write or sync is a clean error that loses nothing acknowledged", arguments: FaultWorkload.all)
-    func sweep(_ workload: FaultWorkload) throws {
+    func sweep(_ workload: FaultWorkload) async throws {
         if workload.sockets {
-            try Postgres.exclusively { try sweepRun(workload) }   // no other test crashes the server meanwhile
+            try await Postgres.shared { try sweepRun(workload) }   // no other test crashes the server meanwhile
         } else {
             try sweepRun(workload)
         }

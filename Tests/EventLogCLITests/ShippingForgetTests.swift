@@ -37,11 +37,11 @@ struct ShippingForgetTests {
     }
 
     @Test("ship, forget, ship: no row keeps the user's bytes, the rows are the leader's; followers before and after, and restores, equal the leader and never show the user")
-    func forgetShipped() throws {
-        try Postgres.exclusively { try forgetShippedWithTheServerUp() }
+    func forgetShipped() async throws {
+        try await Postgres.shared { try forgetShippedWhileTheServerRuns() }
     }
 
-    private func forgetShippedWithTheServerUp() throws {
+    private func forgetShippedWhileTheServerRuns() throws {
         let url = try Postgres.requireURL()
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -16,19 +16,6 @@ enum Postgres {
         try #require(url, "CI=true but EVENTLOG_TEST_POSTGRES_URL is not set: run the tests through Scripts/test.sh (Scripts/with-postgres.sh)")
     }
 
-    /// Held by a test that crashes the server for its whole run, and by the
-    /// tests of other suites that need the server up throughout (suites run
-    /// in parallel; `.serialized` orders only a suite's own tests).
-    static let serverLock = NSLock()
-
-    /// Runs `body` while no other holder of ``serverLock`` runs: nothing
-    /// crashes the server meanwhile.
-    static func exclusively<T>(_ body: () throws -> T) rethrows -> T {
-        serverLock.lock()
-        defer { serverLock.unlock() }
-        return try body()
-    }
-
     /// Crashes the server (`pg_ctl stop -m immediate`) and starts it again.
     static func crashAndRestart() throws {
         let script = try #require(restartScript, "EVENTLOG_TEST_POSTGRES_RESTART is not set")
@@ -48,6 +35,24 @@ enum Postgres {
 
     /// A stream name of its own for each test.
     static func stream(_ label: String) -> String { "\(label)-\(UUID().uuidString.prefix(8))" }
+
+    /// Suites run in parallel, and one test crashes the server: it runs
+    /// `exclusive`, every other test that needs the server `shared`. Waiting
+    /// sleeps (it does not hold a cooperative thread); `body` runs on the
+    /// thread that took the lock and releases it there.
+    static func shared<R>(_ body: () throws -> R) async throws -> R {
+        while !serverLock.tryReadLock() { try await Task.sleep(for: .milliseconds(100)) }
+        defer { serverLock.unlock() }
+        return try body()
+    }
+
+    static func exclusive<R>(_ body: () throws -> R) async throws -> R {
+        while !serverLock.tryWriteLock() { try await Task.sleep(for: .milliseconds(100)) }
+        defer { serverLock.unlock() }
+        return try body()
+    }
+
+    private static let serverLock = ReadWriteLock()
 
     /// `psql -At -c SQL` against the test server: its output.
     static func psql(_ sql: String) throws -> String {
@@ -214,4 +219,21 @@ func expectViewsVerify(_ store: String, sourceLocation: SourceLocation = #_sourc
     let result = try CLI.run(["replay", "--verify", "--store", store, "--json"])
     #expect(result.status == 0, "replay --verify \(store): \(result.stderr)", sourceLocation: sourceLocation)
     #expect(try result.object()["equal"] as? Bool == true, sourceLocation: sourceLocation)
+}
+
+/// `pthread_rwlock_t`, for ``Postgres/shared(_:)`` and ``Postgres/exclusive(_:)``.
+final class ReadWriteLock: @unchecked Sendable {
+    private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
+
+    init() { pthread_rwlock_init(lock, nil) }
+    deinit {
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
+    }
+
+    /// `pthread_rwlock_tryrdlock`: true when taken.
+    func tryReadLock() -> Bool { pthread_rwlock_tryrdlock(lock) == 0 }
+    /// `pthread_rwlock_trywrlock`: true when taken.
+    func tryWriteLock() -> Bool { pthread_rwlock_trywrlock(lock) == 0 }
+    func unlock() { pthread_rwlock_unlock(lock) }
 }

@@ -171,11 +171,11 @@ struct ShippingTests {
     }
 
     @Test("SIGKILL of the shipper, of the follower and of PostgreSQL at many points: nothing lost, duplicated or out of order")
-    func crashes() throws {
-        try Postgres.exclusively { try crashesWithTheServerAlone() }
+    func crashes() async throws {
+        try await Postgres.exclusive { try crashesAlone() }
     }
 
-    private func crashesWithTheServerAlone() throws {
+    private func crashesAlone() throws {
         let url = try Postgres.requireURL()
         let dir = TemporaryDirectory()
         defer { dir.remove() }
