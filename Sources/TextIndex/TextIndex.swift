@@ -22,7 +22,9 @@ import LMDB
 ///
 /// Databases (each name after `prefix`; layouts in `Docs/Search.md`):
 /// `ids` (kind and identifier → document id), `docs` (document id → stored
-/// document), `terms` (document id → its terms and field lengths),
+/// document), `terms` (no longer written: a replaced or removed document's
+/// terms come from tokenizing its stored text again; kept so that a rebuild
+/// empties what an earlier version stored there),
 /// `postings` (sealed block and term → documents), `runs` (the open
 /// block's postings, one immutable run a flush; ``RunDirectory``),
 /// `values` (attribute index),
@@ -43,6 +45,8 @@ public struct TextIndex: Sendable {
 
     let ids: Database<[UInt8], [UInt8]>
     let docs: Database<SpaceKey, [UInt8]>
+    /// Written by versions before runs (each document's terms); now always
+    /// empty, listed so that a rebuild of an older store empties it.
     let terms: Database<SpaceKey, [UInt8]>
     let postings: Database<[UInt8], [UInt8]>
     /// The open block's runs: `space ‖ block ‖ u16 start ‖ term` → postings.
@@ -173,6 +177,7 @@ public struct TextIndex: Sendable {
     static let statisticsKey = "stats"
     static let fieldNamesKey = "fields"
     static let runsKey = "runs"
+    static let tokenizerKey = "tokenizer"
 
     /// The space id, 4 bytes big-endian: the start of every key of the space.
     var spacePrefix: [UInt8] {

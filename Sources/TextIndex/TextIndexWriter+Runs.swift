@@ -122,10 +122,10 @@ extension TextIndexWriter {
     /// Whether `key` sorts after every key of `db` (`MDB_LAST`): then keys
     /// written in increasing order from it may use `MDB_APPEND`, which fills
     /// pages instead of splitting them in half.
-    static func sortsLast(_ key: [UInt8], in db: Database<[UInt8], [UInt8]>, _ txn: WriteTransaction) throws -> Bool {
+    static func sortsLast<K: LMDBCodable, V: LMDBCodable>(_ key: K, in db: Database<K, V>, _ txn: WriteTransaction) throws -> Bool {
         let cursor = try db.cursor(in: txn)
         guard let last = try cursor.lastBytes() else { return true }
-        return last.key.lexicographicallyPrecedes(key)
+        return key.withEncodedBytes { last.key.lexicographicallyPrecedes($0) }
     }
 }
 

@@ -45,6 +45,8 @@ public final class TextIndexWriter {
     var groupEnds: [UInt32] = []
     /// Whether the caller marks groups: then the writer flushes by itself only at a group's end.
     var marksGroups = false
+    /// Whether the space's tokenizer stamp was checked (or written) by this writer.
+    var tokenizerChecked = false
 
     static let autoFlushCount = 4096
 
@@ -151,6 +153,26 @@ public final class TextIndexWriter {
         try index.removeSpace(in: txn)
         stats = IndexStatistics()
         flushedNextId = 0
+        tokenizerChecked = false
+    }
+
+    /// The space's terms must have been made by this process's tokenizer
+    /// (key `space ‖ "tokenizer"` of `meta`: ``Tokenizer/identity``, written
+    /// by the space's first flush): a replaced or removed document's terms
+    /// are found by tokenizing its stored text again, which gives the terms
+    /// it was indexed with only with the same tokenizer.
+    func checkTokenizer() throws {
+        guard !tokenizerChecked else { return }
+        let key = index.metaKey(TextIndex.tokenizerKey)
+        let current = Array(Tokenizer.identity.utf8)
+        if let stored = try index.meta.get(key, in: txn) {
+            guard stored == current else {
+                throw TextIndexError.tokenizerChanged(stored: String(decoding: stored, as: UTF8.self), current: Tokenizer.identity)
+            }
+        } else {
+            try index.meta.put(current, forKey: key, in: txn)
+        }
+        tokenizerChecked = true
     }
 
     /// Reads the statistics once per writer (they then live in memory until
@@ -210,6 +232,7 @@ public final class TextIndexWriter {
     public func flush() throws {
         guard !pending.isEmpty else { return }
         try loadStatistics()
+        try checkTokenizer()
         let space = index.spaceId
         let spacePrefix = index.spacePrefix
         var changes: [PostingChange] = []
@@ -226,15 +249,16 @@ public final class TextIndexWriter {
             let idKey = SpaceKey(space: space, id)
             var idBytes = [UInt8]()
             withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
-            if let oldLengths = try index.terms.withValue(forKey: idKey, in: txn, { bytes in
-                try ForwardRecord.decode(bytes) { term in
-                    changes.append(PostingChange(key: UInt64(id), termId: table.intern(term), payloadStart: -1, payloadEnd: -1))
+            // What the stored version put in: its stored text tokenized again
+            // (the tokenizer is the one that indexed it: checked below).
+            if let old = try index.docs.withValue(forKey: idKey, in: txn, { try DocumentRecord.decode($0) }) {
+                let previous = AnalyzedDocument(old, tokenizer: &tokenizer, ranges: &ranges, table: &table,
+                                                scratch: &occurrences)
+                for termId in previous.termIds {
+                    changes.append(PostingChange(key: UInt64(id), termId: termId, payloadStart: -1, payloadEnd: -1))
                 }
-            }) {
-                try stats!.subtract(oldLengths)
-                if let old = try index.docs.withValue(forKey: idKey, in: txn, { try DocumentRecord.decode($0) }) {
-                    for k in AttributeKey.keys(of: old) { removedValues.insert(TermKey(term: spacePrefix + k + idBytes)) }
-                }
+                try stats!.subtract(previous.fieldLengths)
+                for k in AttributeKey.keys(of: old) { removedValues.insert(TermKey(term: spacePrefix + k + idBytes)) }
             }
             if case .upsert(let doc, _, let analyzed) = pending[id]! {
                 for (k, termId) in analyzed.termIds.enumerated() {
@@ -262,21 +286,22 @@ public final class TextIndexWriter {
         // key; the open block's new documents make a run, written once.
         try writePostings(changes, arena: arena)
 
-        // 4. Documents, their terms, identities.
-        var forward = ByteWriter(capacity: 1024)
+        // 4. Documents and identities. New ids are the last keys of `docs`
+        // when the space is the last one there: then appended (full pages).
+        var appendDocs: Bool?
         for id in ids {
             let idKey = SpaceKey(space: space, id)
             switch pending[id]! {
-            case .upsert(let doc, let identity, let analyzed):
-                try index.docs.put(DocumentRecord.encode(doc), forKey: idKey, in: txn)
-                ForwardRecord.encode(analyzed, table: table, ranks: ranks, into: &forward)
-                try index.terms.put(forward.bytes, forKey: idKey, in: txn)
+            case .upsert(let doc, let identity, _):
+                if id >= flushedNextId && appendDocs == nil {
+                    appendDocs = try TextIndexWriter.sortsLast(idKey, in: index.docs, txn)
+                }
+                try index.docs.put(DocumentRecord.encode(doc), forKey: idKey, flags: appendDocs == true ? .append : [], in: txn)
                 var idBytes = [UInt8]()
                 withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
                 try index.ids.put(idBytes, forKey: index.scoped(identity), in: txn)
             case .remove(let identity):
                 try index.docs.delete(idKey, in: txn)
-                try index.terms.delete(idKey, in: txn)
                 try index.ids.delete(index.scoped(identity), in: txn)
                 identities[TermKey(term: identity)] = nil
             }

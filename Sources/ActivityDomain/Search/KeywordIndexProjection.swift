@@ -27,7 +27,11 @@ import TextIndex
 /// removes documents is flushed at once (see ``Writer/apply(_:)``).
 public struct KeywordIndexProjection: Projection {
     public var name: String { "search.keywords" }
-    public var version: UInt32 { 3 }
+    /// 4 (the layout: runs, no term lists) and the tokenizer that made the
+    /// terms (``Tokenizer/identityNumber``: its rules and ICU's version), so
+    /// that a process with another ICU rebuilds the index rather than remove
+    /// a document's terms as another tokenizer splits its stored text.
+    public var version: UInt32 { 4 * 1_000_000 + Tokenizer.identityNumber }
     public var databaseNames: [String] { TextIndex.databaseNames(prefix: Self.prefix) }
 
     static let prefix = "search."
