@@ -261,12 +261,23 @@ extension TextIndexWriter {
         // New documents of an open block that fills up go into one run there, sealed after the loop.
         let sealingPrefix = index.runPrefix(block: openBlock, start: newStart)
 
+        // The open block is sealed once its changes are written, before any
+        // later block's run: then (with one space) its runs are all the
+        // database holds, and go at once.
+        var sealed = false
+        func sealOpenBlock() throws {
+            guard sealsOpen && !sealed else { return }
+            try seal(block: openBlock, starts: directory.runs.map(\.start) + [newStart])
+            sealed = true
+        }
+
         var i = 0
         while i < changes.count {
             var j = i
             while j < changes.count && changes[j].group == changes[i].group { j += 1 }
             let block = changes[i].block
             let termId = changes[i].termId
+            if block > openBlock { try sealOpenBlock() }
             if block < openBlock {
                 setKey(sealedPrefix(block), termId)
                 try readModifyWrite(index.postings, changes[i..<j])
@@ -325,9 +336,7 @@ extension TextIndexWriter {
         }
 
         guard next > base else { return }
-        if sealsOpen {
-            try seal(block: openBlock, starts: directory.runs.map(\.start) + [newStart])
-        }
+        try sealOpenBlock()
         // Merged runs: their stored runs read, deleted, and written again with the new documents.
         if let finalBlock {
             for (r, run) in plan.runs.enumerated() {
