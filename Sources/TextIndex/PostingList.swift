@@ -51,6 +51,61 @@ enum PostingList {
         out.append(UInt8(v))
     }
 
+    /// The values of one term in consecutive runs (`values`, by increasing
+    /// offsets: every document of one comes before every document of the
+    /// next) as one value, into `out` (left empty when they hold no
+    /// document). Only each value's first offset is re-encoded (as a delta
+    /// from the previous value's last); the rest is copied as it is.
+    static func concatenate(_ values: [ArraySlice<UInt8>], into out: inout [UInt8]) throws {
+        out.removeAll(keepingCapacity: true)
+        var count = 0
+        var newLast = -1
+        for v in values {
+            let h = try v.withUnsafeBytes { try header($0) }
+            guard h.count > 0 else { continue }
+            count += h.count
+            newLast = h.last
+        }
+        guard count > 0 else { return }
+        appendVarint(count, to: &out)
+        out.append(UInt8(newLast >> 8))
+        out.append(UInt8(newLast & 0xFF))
+        var last = -1
+        for v in values {
+            try v.withUnsafeBytes { raw in
+                let h = try header(raw)
+                guard h.count > 0 else { return }
+                var r = ByteReader(raw, offset: h.body)
+                let first = try r.int()
+                guard first > last, first < TextIndex.blockSize else { throw TextIndexError.corrupt("run order") }
+                appendVarint(last < 0 ? first : first - last, to: &out)
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[r.offset...]))
+                last = h.last
+            }
+        }
+    }
+
+    /// The value of a key that holds only `changes` (new documents, sorted
+    /// by offset, each set once): what ``merge(_:_:payloads:into:)`` writes
+    /// for an absent key, without its general merge.
+    static func encode(_ changes: ArraySlice<PostingChange>, payloads: [UInt8], into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
+        guard let lastChange = changes.last else { return }
+        appendVarint(changes.count, to: &out)
+        let last = Int(lastChange.offset)
+        out.append(UInt8(last >> 8))
+        out.append(UInt8(last & 0xFF))
+        var previous = -1
+        payloads.withUnsafeBufferPointer { p in
+            for c in changes {
+                let offset = Int(c.offset)
+                appendVarint(previous < 0 ? offset : offset - previous, to: &out)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: p[Int(c.payloadStart)..<Int(c.payloadEnd)]))
+                previous = offset
+            }
+        }
+    }
+
     /// Merges `changes` (sorted by offset; for one offset a removal comes
     /// before a set, and the last one wins) into `existing` (nil when the
     /// key is absent), writing the new value into `out`. Returns false when

@@ -30,7 +30,9 @@ struct QueryEvaluator {
     let textFields: Set<String>
     let values: Cursor<[UInt8], [UInt8]>
     let postings: Cursor<[UInt8], [UInt8]>
-    let blockCount: Int
+    let runs: Cursor<[UInt8], [UInt8]>
+    /// Sealed blocks, then the open block's runs.
+    let sources: [TextIndex.PostingSource]
     var universe: Set<UInt32>?
     /// LMDB lookups made.
     var reads = 2
@@ -41,8 +43,10 @@ struct QueryEvaluator {
         textFields = try index.textFieldNames(in: txn)
         values = try index.values.cursor(in: txn)
         postings = try index.postings.cursor(in: txn)
-        let next = try index.statistics(in: txn).nextDocumentId
-        blockCount = next == 0 ? 0 : Int((next - 1) >> TextIndex.blockShift) + 1
+        runs = try index.runs.cursor(in: txn)
+        var directoryReads = 0
+        sources = try index.postingSources(index.statistics(in: txn), reads: &directoryReads, in: txn)
+        reads += directoryReads
     }
 
     mutating func evaluate(_ e: QueryExpression, within: Set<UInt32>?) throws -> Set<UInt32> {
@@ -212,10 +216,11 @@ struct QueryEvaluator {
     /// have field bit `bit`.
     mutating func postingDocuments(_ term: [UInt8], prefix: Bool, bit: UInt8, within: Set<UInt32>?) throws -> Set<UInt32> {
         var result = Set<UInt32>()
-        for block in 0..<blockCount {
-            let key = index.postingKey(block: UInt32(block), term: term)
+        for source in sources {
+            let cursor = source.isRun ? runs : postings
+            let key = source.prefix + term
             reads += 1
-            var entry = try key.withUnsafeBytes { prefix ? try postings.seekBytes(atOrAfter: $0) : try postings.seekBytes(exactly: $0) }
+            var entry = try key.withUnsafeBytes { prefix ? try cursor.seekBytes(atOrAfter: $0) : try cursor.seekBytes(exactly: $0) }
             while let e = entry, e.key.starts(with: key) {
                 var r = ByteReader(e.value)
                 let count = try r.int()
@@ -227,13 +232,13 @@ struct QueryEvaluator {
                     let mask = try r.byte()
                     for _ in 0..<mask.nonzeroBitCount { _ = try r.varint(); _ = try r.byte() }
                     if mask & bit != 0 {
-                        let id = UInt32(block) << TextIndex.blockShift | UInt32(offset)
+                        let id = source.block << TextIndex.blockShift | UInt32(offset)
                         if within?.contains(id) ?? true { result.insert(id) }
                     }
                 }
                 if !prefix { break }
                 reads += 1
-                entry = try postings.nextBytes()
+                entry = try cursor.nextBytes()
             }
         }
         return result

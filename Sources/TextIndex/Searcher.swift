@@ -18,6 +18,9 @@ struct Searcher {
     let txn: ReadTransaction
     let stats: IndexStatistics
     let cursor: Cursor<[UInt8], [UInt8]>
+    let runCursor: Cursor<[UInt8], [UInt8]>
+    /// Sealed blocks, then the open block's runs.
+    let sources: [TextIndex.PostingSource]
     /// `factor[slot * 256 + norm]`: weight / (1 − b + b · len / avglen).
     var factor: [Double]
     let blockCount: Int
@@ -29,6 +32,7 @@ struct Searcher {
         self.txn = txn
         self.stats = stats
         self.cursor = try index.postings.cursor(in: txn)
+        self.runCursor = try index.runs.cursor(in: txn)
         factor = [Double](repeating: 0, count: IndexField.count * 256)
         for slot in 0..<IndexField.count where stats.documentsWithField[slot] > 0 {
             let field = IndexField(slot: slot)
@@ -39,6 +43,9 @@ struct Searcher {
             }
         }
         blockCount = stats.nextDocumentId == 0 ? 0 : Int((stats.nextDocumentId - 1) >> TextIndex.blockShift) + 1
+        var reads = 0
+        sources = try index.postingSources(stats, reads: &reads, in: txn)
+        self.reads = reads
     }
 
     /// A query word's postings: its terms (one, or every term it is a
@@ -78,15 +85,19 @@ struct Searcher {
     /// The postings of `term` in every block (`prefix`: of every term that
     /// starts with it).
     mutating func lookup(_ term: [UInt8], prefix: Bool, exactOnly: Bool = false) throws -> WordPostings {
-        var key = index.postingKey(block: 0, term: term)
+        var key: [UInt8] = []
         var word = WordPostings()
         var exactTerm: Int32 = -1
         // Terms are told apart by a hash of their bytes (FNV-1a, fixed), in a
         // small open-addressing table: no allocation per key.
         var table = [Int32](repeating: -1, count: 1024)
         var hashes: [UInt64] = []
-        for block in 0..<blockCount {
-            withUnsafeBytes(of: UInt32(block).bigEndian) { for i in 0..<4 { key[4 + i] = $0[i] } }
+        for source in sources {
+            let cursor = source.isRun ? runCursor : self.cursor
+            let block = Int32(source.block)
+            key.removeAll(keepingCapacity: true)
+            key.append(contentsOf: source.prefix)
+            key.append(contentsOf: term)
             reads += 1
             if !prefix || exactOnly {
                 if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
@@ -96,13 +107,14 @@ struct Searcher {
                         exactTerm = 0
                     }
                     word.documentFrequencies[0] += try PostingList.count(e.value)
-                    word.entries.append((0, Int32(block), e.value))
+                    word.entries.append((0, block, e.value))
                 }
                 continue
             }
+            let termStart = source.prefix.count
             var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
             while let e = entry, e.key.count >= key.count, e.key.starts(with: key) {
-                let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[8...]))
+                let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[termStart...]))
                 var mask = table.count - 1
                 var slot = Int(truncatingIfNeeded: h) & mask
                 while table[slot] >= 0 && hashes[Int(table[slot])] != h { slot = (slot + 1) & mask }
@@ -125,7 +137,7 @@ struct Searcher {
                     }
                 }
                 word.documentFrequencies[Int(t)] += try PostingList.count(e.value)
-                word.entries.append((t, Int32(block), e.value))
+                word.entries.append((t, block, e.value))
                 reads += 1
                 entry = try cursor.nextBytes()
             }

@@ -22,8 +22,12 @@ import LMDB
 ///
 /// Databases (each name after `prefix`; layouts in `Docs/Search.md`):
 /// `ids` (kind and identifier → document id), `docs` (document id → stored
-/// document), `terms` (document id → its terms and field lengths),
-/// `postings` (block and term → documents), `values` (attribute index),
+/// document), `terms` (no longer written: a replaced or removed document's
+/// terms come from tokenizing its stored text again; kept so that a rebuild
+/// empties what an earlier version stored there),
+/// `postings` (sealed block and term → documents), `runs` (the open
+/// block's postings, one immutable run a flush; ``RunDirectory``),
+/// `values` (attribute index),
 /// `masks` (block → which text fields each document has), `meta` (statistics).
 /// Every key starts with a space id (u32, big-endian): ``space(_:)`` scopes
 /// the index to one space, with its own documents, ids and statistics.
@@ -41,8 +45,12 @@ public struct TextIndex: Sendable {
 
     let ids: Database<[UInt8], [UInt8]>
     let docs: Database<SpaceKey, [UInt8]>
+    /// Written by versions before runs (each document's terms); now always
+    /// empty, listed so that a rebuild of an older store empties it.
     let terms: Database<SpaceKey, [UInt8]>
     let postings: Database<[UInt8], [UInt8]>
+    /// The open block's runs: `space ‖ block ‖ u16 start ‖ term` → postings.
+    let runs: Database<[UInt8], [UInt8]>
     let values: Database<[UInt8], [UInt8]>
     let masks: Database<SpaceKey, [UInt8]>
     let meta: Database<[UInt8], [UInt8]>
@@ -70,6 +78,7 @@ public struct TextIndex: Sendable {
         docs = try txn.createDatabase(prefix + "docs")
         terms = try txn.createDatabase(prefix + "terms")
         postings = try txn.createDatabase(prefix + "postings")
+        runs = try txn.createDatabase(prefix + "runs")
         values = try txn.createDatabase(prefix + "values")
         masks = try txn.createDatabase(prefix + "masks")
         meta = try txn.createDatabase(prefix + "meta")
@@ -80,7 +89,7 @@ public struct TextIndex: Sendable {
     /// over it must list, so that rebuilds, snapshots and comparisons cover
     /// all of them. The one list; ``init(openingIn:prefix:queryAttributes:)`` opens these.
     public static func databaseNames(prefix: String = "search.") -> [String] {
-        ["ids", "docs", "terms", "postings", "values", "masks", "meta"].map { prefix + $0 }
+        ["ids", "docs", "terms", "postings", "runs", "values", "masks", "meta"].map { prefix + $0 }
     }
 
     /// The same index scoped to space `id`: every read and write of the
@@ -148,6 +157,7 @@ public struct TextIndex: Sendable {
         try TextIndex.removeRange(docs, prefix, in: txn)
         try TextIndex.removeRange(terms, prefix, in: txn)
         try TextIndex.removeRange(postings, prefix, in: txn)
+        try TextIndex.removeRange(runs, prefix, in: txn)
         try TextIndex.removeRange(values, prefix, in: txn)
         try TextIndex.removeRange(masks, prefix, in: txn)
         try TextIndex.removeRange(meta, prefix, in: txn)
@@ -166,6 +176,8 @@ public struct TextIndex: Sendable {
     /// Key names in `meta`, after the space id.
     static let statisticsKey = "stats"
     static let fieldNamesKey = "fields"
+    static let runsKey = "runs"
+    static let tokenizerKey = "tokenizer"
 
     /// The space id, 4 bytes big-endian: the start of every key of the space.
     var spacePrefix: [UInt8] {

@@ -18,6 +18,11 @@ public enum TextIndexError: Error, Equatable, Sendable, CustomStringConvertible 
     case duplicateName(String)
     /// Stored bytes that do not decode.
     case corrupt(String)
+    /// The space's terms were made by another tokenizer (``Tokenizer/identity``:
+    /// another ICU version, or other rules) than this process's: a replaced
+    /// or removed document's terms, found by tokenizing its stored text
+    /// again, could differ from those in its postings. Rebuild the index.
+    case tokenizerChanged(stored: String, current: String)
 
     public var description: String {
         switch self {
@@ -29,6 +34,8 @@ public enum TextIndexError: Error, Equatable, Sendable, CustomStringConvertible 
             "the name \(name.debugDescription) is invalid: 1 to 64 UTF-8 bytes, no NUL, not kind or expirationDate"
         case .duplicateName(let name): "\(name) is given both as a text field and as an attribute"
         case .corrupt(let what): "the text index is corrupt: \(what)"
+        case .tokenizerChanged(let stored, let current):
+            "the text index was built with \(stored) and this process tokenizes with \(current): rebuild the index (eventlog replay)"
         }
     }
 }

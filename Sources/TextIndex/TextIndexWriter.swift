@@ -34,9 +34,19 @@ public final class TextIndexWriter {
     /// The terms of the pending documents (and, during a flush, of the ones they replace).
     var table = TermTable()
     var stats: IndexStatistics?
+    /// The stored next document id when `stats` was read or last flushed:
+    /// ids from it on are new in the pending batch.
+    var flushedNextId: UInt32 = 0
     /// Identity key → document id, for identities touched in this transaction.
     var identities: [TermKey: UInt32] = [:]
     var pending: [UInt32: Pending] = [:]
+    /// Where groups of upserts ended since the last flush (``endGroup()``):
+    /// the next document id at each end, increasing.
+    var groupEnds: [UInt32] = []
+    /// Whether the caller marks groups: then the writer flushes by itself only at a group's end.
+    var marksGroups = false
+    /// Whether the space's tokenizer stamp was checked (or written) by this writer.
+    var tokenizerChecked = false
 
     static let autoFlushCount = 4096
 
@@ -58,7 +68,7 @@ public final class TextIndexWriter {
         let id = try documentId(identity, allocate: true)!
         let analyzed = AnalyzedDocument(doc, tokenizer: &tokenizer, ranges: &ranges, table: &table, scratch: &occurrences)
         pending[id] = .upsert(doc, identity: identity, analyzed)
-        if pending.count >= TextIndexWriter.autoFlushCount { try flush() }
+        try flushIfFull()
     }
 
     /// Adds or replaces a document analyzed ahead of time (see
@@ -67,7 +77,7 @@ public final class TextIndexWriter {
     public func upsert(_ prepared: PreparedDocument) throws {
         let id = try documentId(prepared.identity, allocate: true)!
         pending[id] = .upsert(prepared.document, identity: prepared.identity, prepared.analyzed(in: &table))
-        if pending.count >= TextIndexWriter.autoFlushCount { try flush() }
+        try flushIfFull()
     }
 
     /// Upserts `doc`, reusing the analysis of `prepared` when it was made
@@ -83,7 +93,36 @@ public final class TextIndexWriter {
         try doc.validate()
         let id = try documentId(prepared.identity, allocate: true)!
         pending[id] = .upsert(doc, identity: prepared.identity, prepared.analyzed(in: &table))
+        try flushIfFull()
+    }
+
+    /// Ends a group of upserts: the new documents upserted since the last
+    /// group's end or flush make one run of the open block, exactly as if
+    /// ``flush()`` were called here (the same bytes are written), without
+    /// writing anything now. A projection marks each event's end and
+    /// flushes once a transaction: what it writes then depends on its
+    /// events, not on how they were grouped into transactions. A writer
+    /// told where groups end flushes by itself (every 4,096 pending
+    /// documents) only at a group's end.
+    ///
+    /// ```swift
+    /// for event in events {
+    ///     for doc in event.documents { try writer.upsert(doc) }
+    ///     try writer.endGroup()
+    /// }
+    /// try writer.flush()
+    /// ```
+    public func endGroup() throws {
+        marksGroups = true
+        if let next = stats?.nextDocumentId, next > max(groupEnds.last ?? 0, flushedNextId) {
+            groupEnds.append(next)
+        }
         if pending.count >= TextIndexWriter.autoFlushCount { try flush() }
+    }
+
+    /// Flushes every 4,096 pending documents, unless groups are marked.
+    func flushIfFull() throws {
+        if !marksGroups && pending.count >= TextIndexWriter.autoFlushCount { try flush() }
     }
 
     /// Removes the document of `kind` and `identifier`; false when there is none.
@@ -108,10 +147,40 @@ public final class TextIndexWriter {
     /// or written. Dropping a whole space (forgetting a user) is this call.
     public func removeAll() throws {
         pending.removeAll()
+        groupEnds.removeAll()
         identities.removeAll()
         table.removeAll()
         try index.removeSpace(in: txn)
         stats = IndexStatistics()
+        flushedNextId = 0
+        tokenizerChecked = false
+    }
+
+    /// The space's terms must have been made by this process's tokenizer
+    /// (key `space ‖ "tokenizer"` of `meta`: ``Tokenizer/identity``, written
+    /// by the space's first flush): a replaced or removed document's terms
+    /// are found by tokenizing its stored text again, which gives the terms
+    /// it was indexed with only with the same tokenizer.
+    func checkTokenizer() throws {
+        guard !tokenizerChecked else { return }
+        let key = index.metaKey(TextIndex.tokenizerKey)
+        let current = Array(Tokenizer.identity.utf8)
+        if let stored = try index.meta.get(key, in: txn) {
+            guard stored == current else {
+                throw TextIndexError.tokenizerChanged(stored: String(decoding: stored, as: UTF8.self), current: Tokenizer.identity)
+            }
+        } else {
+            try index.meta.put(current, forKey: key, in: txn)
+        }
+        tokenizerChecked = true
+    }
+
+    /// Reads the statistics once per writer (they then live in memory until
+    /// the last flush writes them).
+    func loadStatistics() throws {
+        guard stats == nil else { return }
+        stats = try index.statistics(in: txn)
+        flushedNextId = stats!.nextDocumentId
     }
 
     /// The id of `identity`: touched earlier in this transaction, stored, or
@@ -123,7 +192,7 @@ public final class TextIndexWriter {
             return id
         }
         guard allocate else { return nil }
-        if stats == nil { stats = try index.statistics(in: txn) }
+        try loadStatistics()
         let id = stats!.nextDocumentId
         guard id < UInt32.max else { throw TextIndexError.corrupt("document ids exhausted; rebuild the index") }
         stats!.nextDocumentId += 1
@@ -162,7 +231,8 @@ public final class TextIndexWriter {
     /// everything in key order.
     public func flush() throws {
         guard !pending.isEmpty else { return }
-        if stats == nil { stats = try index.statistics(in: txn) }
+        try loadStatistics()
+        try checkTokenizer()
         let space = index.spaceId
         let spacePrefix = index.spacePrefix
         var changes: [PostingChange] = []
@@ -179,15 +249,16 @@ public final class TextIndexWriter {
             let idKey = SpaceKey(space: space, id)
             var idBytes = [UInt8]()
             withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
-            if let oldLengths = try index.terms.withValue(forKey: idKey, in: txn, { bytes in
-                try ForwardRecord.decode(bytes) { term in
-                    changes.append(PostingChange(key: UInt64(id), termId: table.intern(term), payloadStart: -1, payloadEnd: -1))
+            // What the stored version put in: its stored text tokenized again
+            // (the tokenizer is the one that indexed it: checked below).
+            if let old = try index.docs.withValue(forKey: idKey, in: txn, { try DocumentRecord.decode($0) }) {
+                let previous = AnalyzedDocument(old, tokenizer: &tokenizer, ranges: &ranges, table: &table,
+                                                scratch: &occurrences)
+                for termId in previous.termIds {
+                    changes.append(PostingChange(key: UInt64(id), termId: termId, payloadStart: -1, payloadEnd: -1))
                 }
-            }) {
-                try stats!.subtract(oldLengths)
-                if let old = try index.docs.withValue(forKey: idKey, in: txn, { try DocumentRecord.decode($0) }) {
-                    for k in AttributeKey.keys(of: old) { removedValues.insert(TermKey(term: spacePrefix + k + idBytes)) }
-                }
+                try stats!.subtract(previous.fieldLengths)
+                for k in AttributeKey.keys(of: old) { removedValues.insert(TermKey(term: spacePrefix + k + idBytes)) }
             }
             if case .upsert(let doc, _, let analyzed) = pending[id]! {
                 for (k, termId) in analyzed.termIds.enumerated() {
@@ -211,46 +282,26 @@ public final class TextIndexWriter {
         }
         changes = TextIndexWriter.sortedByKey(changes, termCount: table.count)
 
-        // 3. Postings: one read and one write per key.
-        var key: [UInt8] = []
-        var value: [UInt8] = []
-        var i = 0
-        while i < changes.count {
-            var j = i
-            while j < changes.count && changes[j].group == changes[i].group { j += 1 }
-            key.removeAll(keepingCapacity: true)
-            key.append(contentsOf: spacePrefix)
-            withUnsafeBytes(of: changes[i].block.bigEndian) { key.append(contentsOf: $0) }
-            key.append(contentsOf: table.bytes(changes[i].termId))
-            let slice = changes[i..<j]
-            let existed = try index.postings.withValue(forKey: key, in: txn) { existing in
-                try PostingList.merge(existing, slice, payloads: arena, into: &value)
-            }
-            switch existed {
-            case .some(true), .none:
-                if existed == nil { _ = try PostingList.merge(nil, slice, payloads: arena, into: &value) }
-                if !value.isEmpty { try index.postings.put(value, forKey: key, in: txn) }
-            case .some(false):
-                try index.postings.delete(key, in: txn)
-            }
-            i = j
-        }
+        // 3. Postings: sealed blocks' values are read and written once per
+        // key; the open block's new documents make a run, written once.
+        try writePostings(changes, arena: arena)
 
-        // 4. Documents, their terms, identities.
-        var forward = ByteWriter(capacity: 1024)
+        // 4. Documents and identities. New ids are the last keys of `docs`
+        // when the space is the last one there: then appended (full pages).
+        var appendDocs: Bool?
         for id in ids {
             let idKey = SpaceKey(space: space, id)
             switch pending[id]! {
-            case .upsert(let doc, let identity, let analyzed):
-                try index.docs.put(DocumentRecord.encode(doc), forKey: idKey, in: txn)
-                ForwardRecord.encode(analyzed, table: table, ranks: ranks, into: &forward)
-                try index.terms.put(forward.bytes, forKey: idKey, in: txn)
+            case .upsert(let doc, let identity, _):
+                if id >= flushedNextId && appendDocs == nil {
+                    appendDocs = try TextIndexWriter.sortsLast(idKey, in: index.docs, txn)
+                }
+                try index.docs.put(DocumentRecord.encode(doc), forKey: idKey, flags: appendDocs == true ? .append : [], in: txn)
                 var idBytes = [UInt8]()
                 withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
                 try index.ids.put(idBytes, forKey: index.scoped(identity), in: txn)
             case .remove(let identity):
                 try index.docs.delete(idKey, in: txn)
-                try index.terms.delete(idKey, in: txn)
                 try index.ids.delete(index.scoped(identity), in: txn)
                 identities[TermKey(term: identity)] = nil
             }
@@ -289,6 +340,8 @@ public final class TextIndexWriter {
         let additions = addedValues.subtracting(removedValues).map(\.term)
         for k in ByteOrder.order(of: additions) { try index.values.put([], forKey: additions[k], in: txn) }
         try index.meta.put(stats!.encoded(), forKey: index.metaKey(TextIndex.statisticsKey), in: txn)
+        flushedNextId = stats!.nextDocumentId
+        groupEnds.removeAll(keepingCapacity: true)
         let known = try index.textFieldNames(in: txn)
         if !fieldNames.isSubset(of: known) {
             try index.meta.put(TextIndex.encodeNames(known.union(fieldNames)), forKey: index.metaKey(TextIndex.fieldNamesKey), in: txn)

@@ -31,6 +31,30 @@ public struct Tokenizer {
     /// at the last UTF-8 character boundary that fits).
     public static let maximumTermLength = 255
 
+    /// Bumped whenever this code's rules (ASCII path, compound parts,
+    /// folding, cutting) change what terms a text gives.
+    static let rulesVersion = 1
+
+    /// The ICU version in use, e.g. `72.1` (`u_getVersion`, through `cicu_version`).
+    public static let icuVersion: String = {
+        var buffer = [CChar](repeating: 0, count: 32)
+        cicu_version(&buffer, Int32(buffer.count))
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
+
+    /// What decides the terms of a text: ICU's version (its word break rules
+    /// and dictionaries, its normalization data) and this code's rules, e.g.
+    /// `ICU 72.1, rules 1`. The same identity, the same terms.
+    public static let identity = "ICU \(icuVersion), rules \(rulesVersion)"
+
+    /// ``identity`` as a number for a projection's version: ICU's major and
+    /// minor version and the rules, e.g. 7201 + 100_000 × rules.
+    public static let identityNumber: UInt32 = {
+        let parts = icuVersion.split(separator: ".").map { UInt32($0) ?? 0 }
+        let major = parts.first ?? 0, minor = parts.count > 1 ? parts[1] : 0
+        return UInt32(rulesVersion) * 100_000 + min(major, 999) * 100 + min(minor, 99)
+    }()
+
     var bounds: [Int32] = []
     var folded: [UInt8] = []
     var joined: [UInt8] = []

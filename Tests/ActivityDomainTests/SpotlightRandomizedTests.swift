@@ -168,7 +168,7 @@ struct SpotlightRandomizedTests {
             #expect(activityDocuments > 0)
             let live = try RebuildDeterminismTests.contents(of: store.views, in: store.eventStore.environment)
             #expect(live["spotlight.items"]?.isEmpty == false)
-            #expect(live["search.postings"]?.isEmpty == false)
+            #expect(live["search.runs"]?.isEmpty == false)
             // One event per transaction, a few hundred, and everything in one.
             for (path, chunk) in zip(rebuildPaths, [1, 257, 1_000_000]) {
                 let (environment, views) = try RebuildDeterminismTests.rebuild(from: store, into: path, chunk: chunk)

@@ -25,8 +25,10 @@ public struct ActivityViews: ProjectionSet {
         registry = try ActivityRegistry(openingIn: txn, spaces: spaces)
         current = try CurrentActivityView(openingIn: txn, spaces: spaces)
         saved = try SavedActivityStore(openingIn: txn, spaces: spaces)
-        items = try SearchableItemStore(openingIn: txn, spaces: spaces)
-        search = try KeywordIndexProjection(openingIn: txn, spaces: spaces)
+        // One decode of each Core Spotlight event for both of its projections.
+        let decodedEvents = DecodedEventCache()
+        items = try SearchableItemStore(openingIn: txn, spaces: spaces, decodedEvents: decodedEvents)
+        search = try KeywordIndexProjection(openingIn: txn, spaces: spaces, decodedEvents: decodedEvents)
     }
 
     /// In application order: the space directory first, so that the others

@@ -18,13 +18,20 @@ import TextIndex
 /// let hits = try store.read { txn in try store.views.search.index.space(0).search("latte", now: Date(), in: txn) }
 /// ```
 ///
-/// Its writer accumulates a transaction's changes in one ``TextIndexWriter``
-/// per space touched and flushes them in ``ProjectionWriter/finish()`` (by
-/// space id), so that a batch of items writes each postings key once; an
-/// event that removes documents is flushed at once (see ``Writer/apply(_:)``).
+/// Its writer keeps one ``TextIndexWriter`` per space touched in a
+/// transaction, marks the end of each event (``TextIndexWriter/endGroup()``:
+/// an event's new documents make one run of postings) and flushes them in
+/// ``ProjectionWriter/finish()`` (by space id), so that a batch of items
+/// writes each postings key once, and what is written depends on the events
+/// alone, not on how they were grouped into transactions; an event that
+/// removes documents is flushed at once (see ``Writer/apply(_:)``).
 public struct KeywordIndexProjection: Projection {
     public var name: String { "search.keywords" }
-    public var version: UInt32 { 2 }
+    /// 4 (the layout: runs, no term lists) and the tokenizer that made the
+    /// terms (``Tokenizer/identityNumber``: its rules and ICU's version), so
+    /// that a process with another ICU rebuilds the index rather than remove
+    /// a document's terms as another tokenizer splits its stored text.
+    public var version: UInt32 { 4 * 1_000_000 + Tokenizer.identityNumber }
     public var databaseNames: [String] { TextIndex.databaseNames(prefix: Self.prefix) }
 
     static let prefix = "search."
@@ -38,14 +45,22 @@ public struct KeywordIndexProjection: Projection {
     /// what it derives from the event, so the projection stays a pure
     /// function of the events.
     let preparedDocuments = PreparedDocumentCache()
+    /// The Core Spotlight event the item store decoded (applied before this
+    /// projection in ``ActivityViews``), taken instead of decoding it again.
+    let decodedEvents: DecodedEventCache
 
     public init(openingIn txn: WriteTransaction, spaces: SpaceDirectory) throws {
+        try self.init(openingIn: txn, spaces: spaces, decodedEvents: DecodedEventCache())
+    }
+
+    init(openingIn txn: WriteTransaction, spaces: SpaceDirectory, decodedEvents: DecodedEventCache) throws {
         index = try TextIndex(openingIn: txn, prefix: Self.prefix)
         self.spaces = spaces
+        self.decodedEvents = decodedEvents
     }
 
     public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
-        Writer(index: index, spaces: spaces, transaction: txn, prepared: preparedDocuments)
+        Writer(index: index, spaces: spaces, transaction: txn, prepared: preparedDocuments, decodedEvents: decodedEvents)
     }
 
     final class Writer: ProjectionWriter {
@@ -53,20 +68,20 @@ public struct KeywordIndexProjection: Projection {
         let spaces: SpaceDirectory
         let txn: WriteTransaction
         let prepared: PreparedDocumentCache
+        let decodedEvents: DecodedEventCache
         /// One writer per space touched in this transaction, by space id.
         private var writers: [UInt32: TextIndexWriter] = [:]
         /// The writer of the current event's space.
         private var writer: TextIndexWriter!
 
-        init(index: TextIndex, spaces: SpaceDirectory, transaction: WriteTransaction, prepared: PreparedDocumentCache) {
+        init(index: TextIndex, spaces: SpaceDirectory, transaction: WriteTransaction, prepared: PreparedDocumentCache,
+             decodedEvents: DecodedEventCache) {
             self.index = index
             self.spaces = spaces
             self.txn = transaction
             self.prepared = prepared
+            self.decodedEvents = decodedEvents
         }
-
-        /// Whether the current event removed a document.
-        private var removed = false
 
         private func selectWriter(user: String, _ recorded: RecordedEvent) throws {
             let space = try spaces.appliedID(of: user, recorded, in: txn)
@@ -85,24 +100,31 @@ public struct KeywordIndexProjection: Projection {
                 try writer.removeAll()
                 return
             }
-            if let event = try SpotlightEvent(recorded) {
+            if let event = try decodedEvents.spotlightEvent(recorded, keep: false) {
                 try selectWriter(user: event.user, recorded)
                 try apply(event)
             } else if let event = try ActivityEvent(recorded), let user = event.user {
                 try selectWriter(user: user, recorded)
                 try apply(event)
+            } else {
+                return
             }
-            // A removal is flushed at once. Unflushed, a document removed and
-            // added again in the same transaction would keep its internal id,
-            // while in two transactions it gets a new one: the databases would
-            // depend on how events were grouped into transactions, and a
-            // rebuild (which groups them differently) would not reproduce them.
+            // Each event ends a group of upserts (one run of postings), and an
+            // event that removed documents is flushed: what the index writes
+            // (which documents make one run, which id a document removed and
+            // indexed again gets) is then a function of the events alone, not
+            // of how they were grouped into transactions, so a rebuild (which
+            // groups them differently) reproduces the databases byte for byte.
+            try writer.endGroup()
             if removed { try writer.flush() }
         }
 
         func finish() throws {
             for space in writers.keys.sorted() { try writers[space]!.flush() }
         }
+
+        /// Whether the current event removed a document.
+        private var removed = false
 
         private func remove(kind: String, _ identifier: String) throws {
             if try writer.remove(kind: kind, identifier: identifier) { removed = true }

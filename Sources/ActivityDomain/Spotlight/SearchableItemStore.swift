@@ -36,11 +36,19 @@ public struct SearchableItemStore: Projection {
     let byExpiration: Database<[UInt8], [UInt8]>
     let clientStates: Database<SpaceKey, [UInt8]>
     let spaces: SpaceDirectory
+    /// Shared with the keyword index of the same ``ActivityViews``: the
+    /// event this projection decodes is not decoded again there.
+    let decodedEvents: DecodedEventCache
 
     static let domainPrefixBytes = 250
 
     public init(openingIn txn: WriteTransaction, spaces: SpaceDirectory) throws {
+        try self.init(openingIn: txn, spaces: spaces, decodedEvents: DecodedEventCache())
+    }
+
+    init(openingIn txn: WriteTransaction, spaces: SpaceDirectory, decodedEvents: DecodedEventCache) throws {
         self.spaces = spaces
+        self.decodedEvents = decodedEvents
         records = try txn.createDatabase("spotlight.items")
         byDomain = try txn.createDatabase("spotlight.itemsByDomain")
         byExpiration = try txn.createDatabase("spotlight.itemsByExpiration")
@@ -157,7 +165,7 @@ public struct SearchableItemStore: Projection {
             try removeSpace(forgotten, in: txn)
             return
         }
-        guard let event = try SpotlightEvent(recorded) else { return }
+        guard let event = try decodedEvents.spotlightEvent(recorded, keep: true) else { return }
         let space = try spaces.appliedID(of: event.user, recorded, in: txn)
         switch event {
         case .itemsIndexed(let m):

@@ -1,0 +1,56 @@
+import LMDB
+
+/// Where postings are read from: sealed blocks in `postings`, the open
+/// block's runs in `runs` (see ``RunDirectory``).
+extension TextIndex {
+    /// `space ‖ block ‖ start`: the key of every posting of one run, before the term.
+    func runPrefix(block: UInt32, start: UInt16) -> [UInt8] {
+        var key = [UInt8]()
+        key.reserveCapacity(10 + 16)
+        withUnsafeBytes(of: spaceId.bigEndian) { key.append(contentsOf: $0) }
+        withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
+        key.append(UInt8(start >> 8))
+        key.append(UInt8(start & 0xFF))
+        return key
+    }
+
+    /// The space's run directory, or nil when the open block has no runs.
+    func runDirectory(in txn: ReadTransaction) throws -> RunDirectory? {
+        try meta.withValue(forKey: metaKey(TextIndex.runsKey), in: txn) { try RunDirectory(decoding: $0) }
+    }
+
+    /// One place to read a term's postings from: the value of a sealed
+    /// block, or one run of the open block. `prefix` is the key before the
+    /// term (`space ‖ block` in `postings`, `space ‖ block ‖ start` in `runs`).
+    struct PostingSource {
+        var block: UInt32
+        var prefix: [UInt8]
+        var isRun: Bool
+    }
+
+    /// Every source of the space's postings for `stats`, in block order:
+    /// each block whose ids are all allocated, then each run of the open
+    /// block. `reads` counts the directory's lookup.
+    func postingSources(_ stats: IndexStatistics, reads: inout Int, in txn: ReadTransaction) throws -> [PostingSource] {
+        let next = stats.nextDocumentId
+        let sealed = next >> TextIndex.blockShift
+        var sources: [PostingSource] = []
+        sources.reserveCapacity(Int(sealed) + 8)
+        for block in 0..<sealed {
+            sources.append(PostingSource(block: block, prefix: postingKey(block: block, term: EmptyCollection()), isRun: false))
+        }
+        guard next & UInt32(TextIndex.blockSize - 1) != 0 else { return sources }
+        reads += 1
+        guard let directory = try runDirectory(in: txn) else { return sources }
+        guard directory.block == sealed else { throw TextIndexError.corrupt("run directory of block \(directory.block), open block \(sealed)") }
+        for run in directory.runs {
+            sources.append(PostingSource(block: sealed, prefix: runPrefix(block: sealed, start: run.start), isRun: true))
+        }
+        return sources
+    }
+
+    /// The database a source is read from.
+    func database(of source: PostingSource) -> Database<[UInt8], [UInt8]> {
+        source.isRun ? runs : postings
+    }
+}

@@ -1,0 +1,371 @@
+import Foundation
+import LMDB
+
+/// Runs of the open block: reading them back, merging them (``RunDirectory``).
+extension TextIndexWriter {
+    /// One run's keys (terms, without the prefix) and values, copied out of
+    /// LMDB: what a merge reads before it deletes and writes.
+    struct RunContents {
+        var terms: [UInt8] = []
+        var termEnds: [Int] = []
+        var values: [UInt8] = []
+        var valueEnds: [Int] = []
+
+        var count: Int { termEnds.count }
+
+        mutating func append(term: some Collection<UInt8>, value: [UInt8]) {
+            terms.append(contentsOf: term)
+            termEnds.append(terms.count)
+            values.append(contentsOf: value)
+            valueEnds.append(values.count)
+        }
+
+        func term(_ i: Int) -> Range<Int> { (i == 0 ? 0 : termEnds[i - 1])..<termEnds[i] }
+        func value(_ i: Int) -> Range<Int> { (i == 0 ? 0 : valueEnds[i - 1])..<valueEnds[i] }
+    }
+
+    /// Every key of the run at `prefix` (`space ‖ block ‖ start`), in term order.
+    func readRun(_ prefix: [UInt8]) throws -> RunContents {
+        var contents = RunContents()
+        let cursor = try index.runs.cursor(in: txn)
+        var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.count >= prefix.count, e.key.starts(with: prefix) {
+            contents.terms.append(contentsOf: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
+            contents.termEnds.append(contents.terms.count)
+            contents.values.append(contentsOf: e.value)
+            contents.valueEnds.append(contents.values.count)
+            entry = try cursor.nextBytes()
+        }
+        return contents
+    }
+
+    /// Deletes every key of database `runs` from `from` on that starts with
+    /// `within` (a block's runs, or one run). `whole`: when those are all
+    /// the keys of the database (the usual case with one space), it is
+    /// emptied at once (`mdb_drop`), not key by key.
+    func deleteRuns(from: [UInt8], within: [UInt8], whole: Bool = false) throws {
+        let cursor = try index.runs.cursor(in: txn)
+        if whole, let first = try cursor.firstBytes(), first.key.starts(with: within),
+           let last = try cursor.lastBytes(), last.key.starts(with: within) {
+            try index.runs.removeAll(in: txn)
+            return
+        }
+        var entry = try from.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.starts(with: within) {
+            try cursor.deleteCurrent()
+            // After `mdb_cursor_del` the cursor stands on the next pair: MDB_NEXT returns it.
+            entry = try cursor.nextBytes()
+        }
+    }
+
+    /// Merges runs (in start order) term by term: `body` gets each term
+    /// with its values in the runs' order.
+    static func merge(_ runs: [RunContents], _ body: (ArraySlice<UInt8>, [ArraySlice<UInt8>]) throws -> Void) throws {
+        var position = [Int](repeating: 0, count: runs.count)
+        var values: [ArraySlice<UInt8>] = []
+        var members: [Int] = []
+        /// Byte order of term `a` of run `x` and term `b` of run `y`: <0, 0, >0.
+        func compare(_ x: Int, _ a: Int, _ y: Int, _ b: Int) -> Int {
+            let ra = runs[x].term(a), rb = runs[y].term(b)
+            let n = min(ra.count, rb.count)
+            let c = runs[x].terms.withUnsafeBufferPointer { pa in
+                runs[y].terms.withUnsafeBufferPointer { pb in
+                    n == 0 ? 0 : Int(memcmp(pa.baseAddress! + ra.lowerBound, pb.baseAddress! + rb.lowerBound, n))
+                }
+            }
+            return c != 0 ? c : ra.count - rb.count
+        }
+        while true {
+            members.removeAll(keepingCapacity: true)
+            for r in runs.indices where position[r] < runs[r].count {
+                if let m = members.first {
+                    let c = compare(r, position[r], m, position[m])
+                    if c < 0 {
+                        members.removeAll(keepingCapacity: true)
+                        members.append(r)
+                    } else if c == 0 {
+                        members.append(r)
+                    }
+                } else {
+                    members.append(r)
+                }
+            }
+            guard let first = members.first else { return }
+            values.removeAll(keepingCapacity: true)
+            for r in members {
+                values.append(runs[r].values[runs[r].value(position[r])])
+                position[r] += 1
+            }
+            try body(runs[first].terms[runs[first].term(position[first] - 1)], values)
+        }
+    }
+
+    /// Seals `block`: its runs (at `starts`) become one value a term in
+    /// `postings`, and leave `runs`.
+    func seal(block: UInt32, starts: [UInt16]) throws {
+        let contents = try starts.map { try readRun(index.runPrefix(block: block, start: $0)) }
+        let blockPrefix = index.postingKey(block: block, term: EmptyCollection())
+        try deleteRuns(from: blockPrefix, within: blockPrefix, whole: true)
+        var key = blockPrefix
+        var out: [UInt8] = []
+        var append: Bool?
+        try TextIndexWriter.merge(contents) { term, values in
+            try PostingList.concatenate(values, into: &out)
+            guard !out.isEmpty else { return }
+            key.removeLast(key.count - blockPrefix.count)
+            key.append(contentsOf: term)
+            if append == nil { append = try TextIndexWriter.sortsLast(key, in: index.postings, txn) }
+            try index.postings.put(out, forKey: key, flags: append! ? .append : [], in: txn)
+        }
+    }
+
+    /// Whether `key` sorts after every key of `db` (`MDB_LAST`): then keys
+    /// written in increasing order from it may use `MDB_APPEND`, which fills
+    /// pages instead of splitting them in half.
+    static func sortsLast<K: LMDBCodable, V: LMDBCodable>(_ key: K, in db: Database<K, V>, _ txn: WriteTransaction) throws -> Bool {
+        let cursor = try db.cursor(in: txn)
+        guard let last = try cursor.lastBytes() else { return true }
+        return key.withEncodedBytes { last.key.lexicographicallyPrecedes($0) }
+    }
+}
+
+/// What a flush makes of the runs of the block that is open after it.
+struct RunPlan {
+    enum Content: Equatable {
+        /// A run of an earlier flush, left as it is.
+        case stored
+        /// New documents only: written once, here.
+        case new
+        /// Runs of earlier flushes (their starts), merged with new documents (if any).
+        case merged([UInt16])
+    }
+
+    struct Run {
+        var start: UInt16
+        var level: UInt8
+        var content: Content
+    }
+
+    var runs: [Run]
+
+    /// The runs after appending, one by one, a run for each group of new
+    /// documents (`groupStarts`, offsets in the block, increasing; `fill`:
+    /// the block's fill after the last), merging by the directory's policy
+    /// after each, as flushes at each group's end would.
+    init(stored: [RunDirectory.Run], groupStarts: [UInt16], fill: Int) {
+        runs = stored.map { Run(start: $0.start, level: $0.level, content: .stored) }
+        for (g, start) in groupStarts.enumerated() {
+            runs.append(Run(start: start, level: 0, content: .new))
+            let end = g + 1 < groupStarts.count ? Int(groupStarts[g + 1]) : fill
+            while let due = RunDirectory.dueMerge(runs.map { ($0.start, $0.level) }, fill: end) {
+                let members = runs[due]
+                var storedStarts: [UInt16] = []
+                for m in members {
+                    switch m.content {
+                    case .stored: storedStarts.append(m.start)
+                    case .new: break
+                    case .merged(let s): storedStarts.append(contentsOf: s)
+                    }
+                }
+                let merged = Run(start: members.first!.start, level: members.first!.level + 1,
+                                 content: storedStarts.isEmpty ? .new : .merged(storedStarts))
+                runs.replaceSubrange(due, with: [merged])
+            }
+        }
+    }
+
+    /// The index of the run that holds `offset`.
+    func run(containing offset: UInt16) -> Int {
+        var found = 0
+        for (i, run) in runs.enumerated() where run.start <= offset { found = i }
+        return found
+    }
+}
+
+extension TextIndexWriter {
+    /// Writes a flush's posting changes (sorted by block, term, offset):
+    ///
+    /// - a sealed block (every id allocated before this flush): each
+    ///   (block, term) value is read, merged with its changes and written once;
+    /// - the open block's documents from earlier flushes: the same, in the
+    ///   run that holds the document's offset;
+    /// - new documents (ids from ``flushedNextId``): a block they fill is
+    ///   written sealed at once when it has no runs, or sealed with its
+    ///   runs; in the block left open, each group of them (``endGroup()``;
+    ///   the flush ends the last) makes a run, and runs due are merged
+    ///   (``RunPlan``), each posting written once.
+    func writePostings(_ changes: [PostingChange], arena: [UInt8]) throws {
+        let shift = TextIndex.blockShift
+        let offsetMask = UInt32(TextIndex.blockSize - 1)
+        let base = flushedNextId
+        let next = stats!.nextDocumentId
+        let openBlock = base >> shift
+        let fullBlocks = next >> shift          // blocks below this are full after the flush
+        var directory = try index.runDirectory(in: txn) ?? RunDirectory(block: openBlock)
+        if directory.runs.isEmpty { directory.block = openBlock }
+        guard directory.block == openBlock else {
+            throw TextIndexError.corrupt("run directory of block \(directory.block), open block \(openBlock)")
+        }
+        let newStart = UInt16(base & offsetMask)
+        // The open block fills up: its runs and new documents are sealed together.
+        let sealsOpen = fullBlocks > openBlock && !directory.runs.isEmpty && next > base
+        // The block open after the flush, when new documents reach it, and its runs.
+        let finalBlock: UInt32? = next > base && next & offsetMask != 0 ? fullBlocks : nil
+        var plan = RunPlan(stored: [], groupStarts: [], fill: 0)
+        if let finalBlock {
+            let blockStart = finalBlock << shift
+            var starts = [UInt16(max(base, blockStart) - blockStart)]
+            for end in groupEnds where end > max(base, blockStart) && end < next { starts.append(UInt16(end - blockStart)) }
+            plan = RunPlan(stored: finalBlock == openBlock ? directory.runs : [], groupStarts: starts,
+                           fill: Int(next - blockStart))
+        }
+        /// New documents of each merged run, by term, to merge with its stored runs after the loop.
+        var mergedNew: [Int: RunContents] = [:]
+
+        var key: [UInt8] = []
+        var value: [UInt8] = []
+        var appendPostings: Bool?
+        // Several new runs are written term by term, interleaved: not in key order.
+        var appendRuns: Bool? = plan.runs.filter { $0.content == .new }.count > 1 ? false : nil
+        func readModifyWrite(_ db: Database<[UInt8], [UInt8]>, _ slice: ArraySlice<PostingChange>) throws {
+            let existed = try db.withValue(forKey: key, in: txn) { existing in
+                try PostingList.merge(existing, slice, payloads: arena, into: &value)
+            }
+            switch existed {
+            case .some(true), .none:
+                if existed == nil { _ = try PostingList.merge(nil, slice, payloads: arena, into: &value) }
+                if !value.isEmpty { try db.put(value, forKey: key, in: txn) }
+            case .some(false):
+                try db.delete(key, in: txn)
+            }
+        }
+        func setKey(_ prefix: [UInt8], _ termId: Int32) {
+            key.removeAll(keepingCapacity: true)
+            key.append(contentsOf: prefix)
+            key.append(contentsOf: table.bytes(termId))
+        }
+        func putNew(_ db: Database<[UInt8], [UInt8]>, _ append: inout Bool?) throws {
+            if append == nil { append = try TextIndexWriter.sortsLast(key, in: db, txn) }
+            try db.put(value, forKey: key, flags: append! ? .append : [], in: txn)
+        }
+
+        var prefixes: [UInt32: [UInt8]] = [:]
+        func sealedPrefix(_ block: UInt32) -> [UInt8] {
+            if let p = prefixes[block] { return p }
+            let p = index.postingKey(block: block, term: EmptyCollection())
+            prefixes[block] = p
+            return p
+        }
+        let storedPrefixes = directory.runs.map { index.runPrefix(block: openBlock, start: $0.start) }
+        let planPrefixes = finalBlock.map { b in plan.runs.map { index.runPrefix(block: b, start: $0.start) } } ?? []
+        // New documents of an open block that fills up go into one run there, sealed after the loop.
+        let sealingPrefix = index.runPrefix(block: openBlock, start: newStart)
+
+        // The open block is sealed once its changes are written, before any
+        // later block's run: then (with one space) its runs are all the
+        // database holds, and go at once.
+        var sealed = false
+        func sealOpenBlock() throws {
+            guard sealsOpen && !sealed else { return }
+            try seal(block: openBlock, starts: directory.runs.map(\.start) + [newStart])
+            sealed = true
+        }
+
+        var i = 0
+        while i < changes.count {
+            var j = i
+            while j < changes.count && changes[j].group == changes[i].group { j += 1 }
+            let block = changes[i].block
+            let termId = changes[i].termId
+            if block > openBlock { try sealOpenBlock() }
+            if block < openBlock {
+                setKey(sealedPrefix(block), termId)
+                try readModifyWrite(index.postings, changes[i..<j])
+                i = j
+                continue
+            }
+            // Documents of earlier flushes (offsets before `newStart`), run by run.
+            var k = i
+            if block == openBlock {
+                while k < j && changes[k].offset < newStart {
+                    guard let r = directory.run(containing: Int(changes[k].offset)) else {
+                        throw TextIndexError.corrupt("no run holds offset \(changes[k].offset) of block \(block)")
+                    }
+                    let end = r + 1 < directory.runs.count ? directory.runs[r + 1].start : UInt16.max
+                    var m = k
+                    while m < j && changes[m].offset < newStart && changes[m].offset < end { m += 1 }
+                    setKey(storedPrefixes[r], termId)
+                    try readModifyWrite(index.runs, changes[k..<m])
+                    k = m
+                }
+            }
+            guard k < j else { i = j; continue }
+            guard changes[k..<j].allSatisfy(\.isSet) else { throw TextIndexError.corrupt("removal of a new document") }
+            // New documents: written once.
+            if block < fullBlocks {
+                PostingList.encode(changes[k..<j], payloads: arena, into: &value)
+                if block == openBlock && sealsOpen {
+                    setKey(sealingPrefix, termId)
+                    try index.runs.put(value, forKey: key, in: txn)
+                } else {
+                    setKey(sealedPrefix(block), termId)
+                    try putNew(index.postings, &appendPostings)
+                }
+            } else {
+                // The block left open: split by the plan's runs.
+                while k < j {
+                    let r = plan.run(containing: changes[k].offset)
+                    let end = r + 1 < plan.runs.count ? plan.runs[r + 1].start : UInt16.max
+                    var m = k
+                    while m < j && changes[m].offset < end { m += 1 }
+                    PostingList.encode(changes[k..<m], payloads: arena, into: &value)
+                    switch plan.runs[r].content {
+                    case .new:
+                        setKey(planPrefixes[r], termId)
+                        try putNew(index.runs, &appendRuns)
+                    case .merged:
+                        let term = table.bytes(termId)
+                        mergedNew[r, default: RunContents()].append(term: term, value: value)
+                    case .stored:
+                        throw TextIndexError.corrupt("new documents in a stored run")
+                    }
+                    k = m
+                }
+            }
+            i = j
+        }
+
+        guard next > base else { return }
+        try sealOpenBlock()
+        // Merged runs: their stored runs read, deleted, and written again with the new documents.
+        if let finalBlock {
+            for (r, run) in plan.runs.enumerated() {
+                guard case .merged(let storedStarts) = run.content else { continue }
+                var contents = try storedStarts.map { try readRun(index.runPrefix(block: finalBlock, start: $0)) }
+                for start in storedStarts {
+                    let prefix = index.runPrefix(block: finalBlock, start: start)
+                    try deleteRuns(from: prefix, within: prefix)
+                }
+                if let new = mergedNew[r] { contents.append(new) }
+                var out: [UInt8] = []
+                try TextIndexWriter.merge(contents) { term, values in
+                    try PostingList.concatenate(values, into: &out)
+                    guard !out.isEmpty else { return }
+                    key.removeAll(keepingCapacity: true)
+                    key.append(contentsOf: planPrefixes[r])
+                    key.append(contentsOf: term)
+                    try index.runs.put(out, forKey: key, in: txn)
+                }
+            }
+            directory = RunDirectory(block: finalBlock)
+            directory.runs = plan.runs.map { RunDirectory.Run(start: $0.start, level: $0.level) }
+        } else {
+            directory = RunDirectory(block: fullBlocks)
+        }
+        if directory.runs.isEmpty {
+            try index.meta.delete(index.metaKey(TextIndex.runsKey), in: txn)
+        } else {
+            try index.meta.put(directory.encoded(), forKey: index.metaKey(TextIndex.runsKey), in: txn)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import LMDB
+import Testing
+import TextIndex
+
+/// The index keeps each document's text once (database `docs`): a replaced
+/// or removed document's postings are found by tokenizing that text again,
+/// which is exact only with the tokenizer that indexed it, so each space
+/// records its tokenizer and refuses to change under another.
+@Suite("Text kept once")
+struct StoredTextTests {
+    static func stamp(_ t: TemporaryIndex, space: UInt32 = 0) throws -> [UInt8]? {
+        let key = withUnsafeBytes(of: space.bigEndian) { Array($0) } + Array("tokenizer".utf8)
+        return try DeterminismTests.dump(t)["meta"]!.first { $0.0 == key }?.1
+    }
+
+    @Test("no term lists are stored; replaces and removals leave exactly what a fresh index holds")
+    func noTermLists() throws {
+        var rng = SeededGenerator(seed: 31)
+        let t = try TemporaryIndex()
+        var model: [String: IndexDocument] = [:]
+        for _ in 0..<6 {
+            try t.write { w in
+                for _ in 0..<120 {
+                    let id = "d\(Int.random(in: 0..<80, using: &rng))"
+                    if Int.random(in: 0..<5, using: &rng) == 0 {
+                        if try w.remove(kind: "item", identifier: id) { model[id] = nil }
+                    } else {
+                        var doc = ExactnessTests.randomDocument(id, &rng)
+                        doc.kind = "item"
+                        try w.upsert(doc)
+                        model[id] = doc
+                    }
+                }
+            }
+        }
+        let fresh = try TemporaryIndex()
+        try fresh.write { w in for id in model.keys.sorted() { try w.upsert(model[id]!) } }
+        let a = try DeterminismTests.dump(t), b = try DeterminismTests.dump(fresh)
+        #expect(a["terms"]!.isEmpty && b["terms"]!.isEmpty)
+        // The same postings (by term and document, whatever the ids) show as the same answers and scores.
+        try RunTests.expectSameSearches(t, fresh)
+        #expect(try t.environment.read { try t.index.statistics(in: $0) }.documentCount == UInt64(model.count))
+    }
+
+    @Test("each space records its tokenizer; another one's index is refused, nothing written")
+    func tokenizerStamp() throws {
+        let t = try TemporaryIndex()
+        #expect(try StoredTextTests.stamp(t) == nil)
+        try t.write { w in try w.upsert(.item("a", title: "Oat latte")) }
+        #expect(try StoredTextTests.stamp(t) == Array(Tokenizer.identity.utf8))
+        #expect(Tokenizer.identity.hasPrefix("ICU \(Tokenizer.icuVersion), rules "))
+        // As if the index had been built with another ICU.
+        try t.environment.write { txn in
+            let meta = try txn.openDatabase("search.meta", as: [UInt8].self, [UInt8].self)
+            try meta.put(Array("ICU 1.0, rules 1".utf8), forKey: [0, 0, 0, 0] + Array("tokenizer".utf8), in: txn)
+        }
+        let before = try DeterminismTests.dump(t)
+        #expect(throws: TextIndexError.tokenizerChanged(stored: "ICU 1.0, rules 1", current: Tokenizer.identity)) {
+            try t.write { w in try w.upsert(.item("a", title: "Chai")) }
+        }
+        #expect(throws: TextIndexError.self) { try t.write { w in try w.remove(kind: "item", identifier: "a") } }
+        let after = try DeterminismTests.dump(t)
+        for name in DeterminismTests.names {
+            #expect(before[name]!.elementsEqual(after[name]!) { $0.0 == $1.0 && $0.1 == $1.1 }, "\(name)")
+        }
+        // Another space has its own stamp, written at its first flush.
+        try t.environment.write { txn in
+            let w = t.index.space(3).writer(in: txn)
+            try w.upsert(.item("a", title: "Chai"))
+            try w.flush()
+        }
+        #expect(try StoredTextTests.stamp(t, space: 3) == Array(Tokenizer.identity.utf8))
+        #expect(TextIndexError.tokenizerChanged(stored: "ICU 1.0, rules 1", current: "ICU 72.1, rules 1").description
+                == "the text index was built with ICU 1.0, rules 1 and this process tokenizes with ICU 72.1, rules 1: rebuild the index (eventlog replay)")
+    }
+}
