@@ -27,6 +27,10 @@ public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable
         /// or were built by another projection version (``ViewStatus``);
         /// `replay` (``EventStore/rebuild(full:progress:)``) rebuilds them.
         case viewsStale
+        /// A write handed to a ``WritePipeline`` was not applied because a
+        /// write submitted before it failed: a pipeline applies nothing after
+        /// a failure (the message names the failed write and its error).
+        case pipelineHalted
     }
 
     public var code: Code

@@ -106,17 +106,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// only through `batch`. When it throws, nothing it did is written.
     @discardableResult
     public func write<R>(_ options: WriteOptions = WriteOptions(), _ body: (LogBatch) throws -> R) throws -> WriteReceipt<R> {
-        guard !self.options.readOnly else {
-            throw EventLogError(.invalidArgument, operation: "append",
-                                "the store at \(environment.path) was opened read-only (StoreOptions.readOnly); open it for writing to append")
-        }
-        if let key = options.idempotencyKey {
-            let length = key.utf8.count
-            guard length > 0, length <= 256 else {
-                throw EventLogError(.invalidArgument, operation: "append",
-                                    "idempotency key is \(length) UTF-8 bytes; allowed: 1 to 256")
-            }
-        }
+        try checkWritable(options)
         return try withoutActuallyEscaping(body) { body in
             var receipt: WriteReceipt<R>?
             let request = WriteQueue.Request { txn in
@@ -124,11 +114,17 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             }
             queue.submit(request) { group in self.commit(group) }
             if let error = request.error { throw error }
-            if receipt!.positions != nil && !receipt!.isRetry { commits.signal() }
-            if let from = receipt!.redactedFrom { removeSnapshots(from: from) }
-            snapshotIfDue(appended: receipt!.isRetry ? nil : receipt!.positions)
+            committed(receipt!)
             return receipt!
         }
+    }
+
+    /// What follows a write that committed: subscriptions wake, snapshots
+    /// built from redacted payloads go, an automatic snapshot may start.
+    func committed<R>(_ receipt: WriteReceipt<R>) {
+        if receipt.positions != nil && !receipt.isRetry { commits.signal() }
+        if let from = receipt.redactedFrom { removeSnapshots(from: from) }
+        snapshotIfDue(appended: receipt.isRetry ? nil : receipt.positions)
     }
 
     /// Appends `events` as one batch.
@@ -140,7 +136,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     }
 
     /// One request inside the group's transaction.
-    private func perform<R>(_ options: WriteOptions, _ body: (LogBatch) throws -> R,
+    func perform<R>(_ options: WriteOptions, _ body: (LogBatch) throws -> R,
                             in txn: WriteTransaction) throws -> WriteReceipt<R> {
         if let key = options.idempotencyKey, let earlier = try databases.idempotencyEntry(key, in: txn) {
             return WriteReceipt(value: nil, positions: earlier.positions, isRetry: true)
@@ -167,16 +163,27 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// Writes a group of requests in one transaction. Alone, a request runs in
     /// the transaction itself; in company each runs in a nested transaction,
     /// so that one that throws undoes only its own writes.
-    private func commit(_ group: [WriteQueue.Request]) {
+    ///
+    /// A request of a ``WritePipeline`` whose predecessor failed does not
+    /// run; it fails with ``EventLogError/Code/pipelineHalted``.
+    func commit(_ group: [WriteQueue.Request]) {
         do {
             try environment.write { txn in
                 for request in group { request.error = nil }
                 let before = try databases.head(in: txn)
                 try catchUpInPlace(in: txn, head: before.position)
                 if group.count == 1 {
-                    try group[0].perform(txn)
+                    if let halted = group[0].haltedBy {
+                        group[0].error = halted
+                    } else {
+                        try group[0].perform(txn)
+                    }
                 } else {
                     for request in group {
+                        if let halted = request.haltedBy {
+                            request.error = halted
+                            continue
+                        }
                         do {
                             try txn.nested { try request.perform($0) }
                         } catch let error as LMDBError where error == .mapFull {

@@ -16,8 +16,26 @@ final class WriteQueue: @unchecked Sendable {
         let perform: (WriteTransaction) throws -> Void
         var error: (any Error)?
         var done = false
+        /// The request this one follows in a ``WritePipeline``: when it
+        /// failed, this one is not run (it fails with ``EventLogError/Code/pipelineHalted``).
+        let predecessor: Request?
+        /// The request's position in its pipeline (1 for the first), for messages.
+        let sequence: UInt64
 
-        init(_ perform: @escaping (WriteTransaction) throws -> Void) { self.perform = perform }
+        init(after predecessor: Request? = nil, sequence: UInt64 = 0, _ perform: @escaping (WriteTransaction) throws -> Void) {
+            self.perform = perform
+            self.predecessor = predecessor
+            self.sequence = sequence
+        }
+
+        /// Why this request must not run: its predecessor failed (or was itself halted).
+        var haltedBy: (any Error)? {
+            guard let predecessor, let failure = predecessor.error else { return nil }
+            if let halted = failure as? EventLogError, halted.code == .pipelineHalted { return halted }
+            return EventLogError(.pipelineHalted, operation: "append",
+                                 "pipelined write \(sequence) was not applied: write \(predecessor.sequence) before it failed (\(failure)); "
+                                     + "a pipeline applies nothing after a failed write")
+        }
     }
 
     private let condition = NSCondition()
@@ -36,21 +54,29 @@ final class WriteQueue: @unchecked Sendable {
     /// thread, would wait for itself forever: it traps instead, as GRDB's
     /// reentrant `write` does, with a message that says what happened.
     func submit(_ request: Request, execute: ([Request]) -> Void) {
+        submit([request], execute: execute)
+    }
+
+    /// Queues `requests`, in order and together (so that they can share
+    /// transactions), and returns when every one is done.
+    func submit(_ requests: [Request], execute: ([Request]) -> Void) {
+        guard let last = requests.last else { return }
         condition.lock()
         if let leaderThread, pthread_equal(leaderThread, pthread_self()) != 0 {
             condition.unlock()
             fatalError("EventStore.write was called inside a write closure on the same thread: writes are not reentrant "
                 + "(the inner write would wait for the outer one forever). Append through the LogBatch the closure was given.")
         }
-        pending.append(request)
-        while !request.done && leaderActive { condition.wait() }
-        if request.done {
+        pending.append(contentsOf: requests)
+        // Groups are taken in order: the last request done means all are.
+        while !last.done && leaderActive { condition.wait() }
+        if last.done {
             condition.unlock()
             return
         }
         leaderActive = true
         leaderThread = pthread_self()
-        while !request.done {
+        while !last.done {
             let group = Array(pending.prefix(maxGroup))
             pending.removeFirst(group.count)
             condition.unlock()
