@@ -99,8 +99,8 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
         submitted += 1
         let ticket = PipelinedWrite<R>(sequence: submitted)
         let receipt = ReceiptBox<R>()
-        let request = WriteQueue.Request(after: last, sequence: submitted) { [store] txn in
-            receipt.value = try store.perform(options, body, in: txn)
+        let request = WriteQueue.Request(after: last, sequence: submitted) { [store] txn, head in
+            receipt.value = try store.perform(options, body, in: txn, head: &head)
         }
         last = request
         queued.append(Entry(request: request) { [store] in

@@ -13,7 +13,9 @@ final class WriteQueue: @unchecked Sendable {
     /// thread runs `perform` while the submitting thread is blocked in
     /// ``submit(_:execute:)``, and `condition` orders every access.
     final class Request: @unchecked Sendable {
-        let perform: (WriteTransaction) throws -> Void
+        /// Runs the request in the transaction, appending after the head it
+        /// is given (the log's last record there) and moving it past what it appended.
+        let perform: (WriteTransaction, inout RecordedHead) throws -> Void
         var error: (any Error)?
         var done = false
         /// The request this one follows in a ``WritePipeline``: when it
@@ -22,7 +24,8 @@ final class WriteQueue: @unchecked Sendable {
         /// The request's position in its pipeline (1 for the first), for messages.
         let sequence: UInt64
 
-        init(after predecessor: Request? = nil, sequence: UInt64 = 0, _ perform: @escaping (WriteTransaction) throws -> Void) {
+        init(after predecessor: Request? = nil, sequence: UInt64 = 0,
+             _ perform: @escaping (WriteTransaction, inout RecordedHead) throws -> Void) {
             self.perform = perform
             self.predecessor = predecessor
             self.sequence = sequence
@@ -89,4 +92,15 @@ final class WriteQueue: @unchecked Sendable {
         condition.broadcast()
         condition.unlock()
     }
+}
+
+/// A value behind a lock, for the little state a `Sendable` engine type keeps.
+final class LockedValue<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func get() -> Value { lock.withLock { value } }
+    func set(_ newValue: Value) { lock.withLock { value = newValue } }
 }
