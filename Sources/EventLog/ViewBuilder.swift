@@ -18,11 +18,14 @@ final class ViewBuilder<Views: ProjectionSet> {
     let progress: ((ReplayProgress) -> Void)?
     let started = DispatchTime.now().uptimeNanoseconds
 
-    init(source: EventStore<Views>, targetPath: String, durability: Durability,
+    /// A builder into a new environment at `targetPath`; `scratch` for one
+    /// that is thrown away afterwards (no fsync, writes straight into the map).
+    init(source: EventStore<Views>, targetPath: String, scratch: Bool,
          progress: ((ReplayProgress) -> Void)?) throws {
         self.source = source
         var options = EnvironmentOptions()
-        options.durability = durability
+        options.durability = scratch ? .noSync : .durable
+        options.writesInPlace = scratch
         options.maxDatabases = 128
         // Start at the live map's size: the views fit in it, so the map rarely grows.
         options.mapSize = source.environment.info().mapSize
