@@ -93,7 +93,7 @@ extension EventStore {
         if let contents = try? FileManager.default.contentsOfDirectory(atPath: path), !contents.isEmpty {
             throw EventLogError(.invalidArgument, operation: "replay", "\(path) is not empty; time travel builds a new store")
         }
-        let builder = try ViewBuilder(source: self, targetPath: path, scratch: false, progress: progress)
+        let builder = try ViewBuilder(source: self, targetPath: path, durability: .durable, progress: progress)
         let target = try builder.target.write { txn in
             let target = try LogDatabases(openingIn: txn)
             try target.setFormat(.current, in: txn)
@@ -120,7 +120,7 @@ extension EventStore {
         removeAbandonedScratch()
         let scratch = (environment.path as NSString).appendingPathComponent("replay-scratch-\(getpid())-\(UUID().uuidString)")
         do {
-            let builder = try ViewBuilder(source: self, targetPath: scratch, scratch: true, progress: progress)
+            let builder = try ViewBuilder(source: self, targetPath: scratch, durability: .noSync, progress: progress)
             var candidates: [SnapshotInfo] = []
             if !full {
                 let wanted = Set(views.all.map { SnapshotInfo.ProjectionStamp(name: $0.name, version: $0.version) })

@@ -18,14 +18,11 @@ final class ViewBuilder<Views: ProjectionSet> {
     let progress: ((ReplayProgress) -> Void)?
     let started = DispatchTime.now().uptimeNanoseconds
 
-    /// A builder into a new environment at `targetPath`; `scratch` for one
-    /// that is thrown away afterwards (no fsync, writes straight into the map).
-    init(source: EventStore<Views>, targetPath: String, scratch: Bool,
+    init(source: EventStore<Views>, targetPath: String, durability: Durability,
          progress: ((ReplayProgress) -> Void)?) throws {
         self.source = source
         var options = EnvironmentOptions()
-        options.durability = scratch ? .noSync : .durable
-        options.writesInPlace = scratch
+        options.durability = durability
         options.maxDatabases = 128
         // Start at the live map's size: the views fit in it, so the map rarely grows.
         options.mapSize = source.environment.info().mapSize

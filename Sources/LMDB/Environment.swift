@@ -54,7 +54,6 @@ public final class Environment: @unchecked Sendable {
         try OpenEnvironments.shared.claim(resolved)
         var flags = UInt32(MDB_NOTLS) | options.durability.environmentFlags
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
-        if options.writesInPlace { flags |= UInt32(MDB_WRITEMAP) }
         var env: OpaquePointer
         var lockless = false
         do {

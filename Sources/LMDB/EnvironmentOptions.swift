@@ -20,12 +20,6 @@ public struct EnvironmentOptions: Sendable {
     public var readOnly: Bool = false
     /// Permission bits of files LMDB creates.
     public var fileMode: UInt32 = 0o644
-    /// Writes go straight into the memory map (`MDB_WRITEMAP`): no copy of
-    /// each page a transaction dirties, no write calls at commit. For a
-    /// scratch environment that is thrown away (a rebuild's): LMDB then no
-    /// longer protects the file from a stray write through a pointer into
-    /// the map, and nested transactions are not available.
-    public var writesInPlace: Bool = false
 
     public init() {}
 }

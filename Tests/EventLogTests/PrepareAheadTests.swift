@@ -62,7 +62,7 @@ struct PrepareAheadTests {
         defer { dir.remove() }
         let store = try EventStore<PreparingViews>(path: dir.path, options: fastOptions())
         for n in 0..<2_500 { try store.append([event("t", n, size: 100 + n % 2_000)]) }
-        let builder = try ViewBuilder(source: store, targetPath: dir.sub("scratch"), scratch: true, progress: nil)
+        let builder = try ViewBuilder(source: store, targetPath: dir.sub("scratch"), durability: .noSync, progress: nil)
         builder.chunk = 300   // several transactions, each ending between two prefetched events
         _ = try builder.build(through: 2_000, from: [])
         #expect(builder.position == 2_000)
