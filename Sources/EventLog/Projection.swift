@@ -39,23 +39,6 @@ public protocol Projection: Sendable {
     /// its ``ProjectionWriter/apply(_:)`` in order, then ``ProjectionWriter/finish()``
     /// runs once before the commit.
     func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter
-    /// Work for `event` that needs no transaction (decoding, tokenizing),
-    /// done ahead of its writer's ``ProjectionWriter/apply(_:)``, on another
-    /// thread, where the engine knows the events in advance: a rebuild
-    /// prepares the next events while the writer applies the current ones.
-    /// Returns what to call once the event was applied (to let go of what
-    /// was prepared), or nil when there is nothing to prepare (the default).
-    ///
-    /// A hint, never a source of truth: what the writer writes must be the
-    /// same whether the event was prepared, prepared and let go before the
-    /// writer came to it, or not prepared at all (a projection's writer
-    /// checks that what it finds was made from the same input). It must not
-    /// read the clock or any store.
-    func prepareAhead(_ event: RecordedEvent) -> (@Sendable () -> Void)?
-}
-
-extension Projection {
-    public func prepareAhead(_ event: RecordedEvent) -> (@Sendable () -> Void)? { nil }
 }
 
 /// Applies the events of one transaction to one projection. It may keep

@@ -150,43 +150,10 @@ final class ViewBuilder<Views: ProjectionSet> {
         }
     }
 
-    /// Applies the source's log after ``position`` through `end`, in
-    /// transactions of at most ``chunk`` events or ``chunkBytes`` of
-    /// payload. The events are read and prepared on another thread
-    /// (``EventPrefetch``: each projection's ``Projection/prepareAhead(_:)``)
-    /// while this one applies the events before them.
+    /// Applies the source's log after ``position`` through `end`.
     func apply(through end: Position) throws {
-        guard position < end else { return }
-        let projections = views.all
-        let prefetch = EventPrefetch(source: source, after: position, through: end, projections: projections)
-        defer { prefetch.cancel() }
-        // The events of the transaction being written: one that runs again
-        // after the map grows applies them again before taking more.
-        var taken: [RecordedEvent] = []
         while position < end {
-            taken.removeAll(keepingCapacity: true)
-            try target.write { txn in
-                let writers = try projections.map { try $0.makeWriter(in: txn) }
-                var bytes = 0
-                for event in taken {
-                    for writer in writers { try writer.apply(event) }
-                    bytes += event.payload.count
-                }
-                while taken.count < chunk && bytes < chunkBytes && position + UInt64(taken.count) < end {
-                    guard let next = try prefetch.next() else {
-                        throw EventLogError(.corrupt, operation: "replay", "the log ends before position \(end)",
-                                            position: position + UInt64(taken.count) + 1)
-                    }
-                    for writer in writers { try writer.apply(next.event) }
-                    // What was prepared served its turn (a retried transaction prepares nothing again).
-                    next.release()
-                    bytes += next.event.payload.count
-                    taken.append(next.event)
-                }
-                for writer in writers { try writer.finish() }
-            }
-            position += UInt64(taken.count)
-            eventsApplied += UInt64(taken.count)
+            try applyChunk(through: end) { body in try source.environment.read(body) }   // the log only: never refused as stale
             progress?(ReplayProgress(phase: .log, position: position, end: end, events: eventsApplied, seconds: seconds))
         }
     }
