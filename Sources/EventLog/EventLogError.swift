@@ -31,6 +31,10 @@ public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable
         /// compaction while another process has it open, or an open while
         /// a compaction runs.
         case storeBusy
+        /// A write handed to a ``WritePipeline`` was not applied because a
+        /// write submitted before it failed: a pipeline applies nothing after
+        /// a failure (the message names the failed write and its error).
+        case pipelineHalted
     }
 
     public var code: Code

@@ -31,6 +31,10 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     let snapshotInProgress = SingleFlight()
     /// Wakes subscriptions when a write of this store commits.
     let commits = CommitSignal()
+    /// The LMDB transaction id of this store's last commit that appended
+    /// (and so moved every checkpoint to the head); nil after any other
+    /// outcome. See `commitsFollowOn(_:)`.
+    let lastCommit = LockedValue<Int?>(nil)
 
     /// The format of records and metadata this version writes and reads.
     public static var formatVersion: UInt32 { StoreFormat.current.version }
@@ -110,36 +114,35 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// only through `batch`. When it throws, nothing it did is written.
     @discardableResult
     public func write<R>(_ options: WriteOptions = WriteOptions(), _ body: (LogBatch) throws -> R) throws -> WriteReceipt<R> {
-        guard !self.options.readOnly else {
-            throw EventLogError(.invalidArgument, operation: "append",
-                                "the store at \(environment.path) was opened read-only (StoreOptions.readOnly); open it for writing to append")
-        }
-        if let key = options.idempotencyKey {
-            let length = key.utf8.count
-            guard length > 0, length <= 256 else {
-                throw EventLogError(.invalidArgument, operation: "append",
-                                    "idempotency key is \(length) UTF-8 bytes; allowed: 1 to 256")
-            }
-        }
+        try checkWritable(options)
         return try withoutActuallyEscaping(body) { body in
             var receipt: WriteReceipt<R>?
             // Snapshots a redaction removed, over every run of the closure
             // (a run that the map's growth undid removed them all the same).
             var removedSnapshots: [Position] = []
-            let request = WriteQueue.Request { txn in
-                receipt = try self.perform(options, body, in: txn)
+            let request = WriteQueue.Request { txn, head in
+                receipt = try self.perform(options, body, in: txn, head: &head)
                 removedSnapshots += receipt!.removedSnapshots
             }
             queue.submit(request) { group in self.commit(group) }
             if let error = request.error { throw error }
-            if receipt!.positions != nil && !receipt!.isRetry { commits.signal() }
-            if let from = receipt!.redactedFrom {
-                removedSnapshots += (try? removeSnapshots(from: from, throwing: false)) ?? []
-                receipt!.removedSnapshots = Array(Set(removedSnapshots)).sorted()
-            }
-            snapshotIfDue(appended: receipt!.isRetry ? nil : receipt!.positions)
+            receipt!.removedSnapshots = removedSnapshots
+            committed(&receipt!)
             return receipt!
         }
+    }
+
+    /// What follows a write that committed: subscriptions wake, snapshots
+    /// built from redacted payloads go, an automatic snapshot may start.
+    /// The snapshots removed, in the transaction and after it, go into
+    /// `receipt.removedSnapshots`.
+    func committed<R>(_ receipt: inout WriteReceipt<R>) {
+        if receipt.positions != nil && !receipt.isRetry { commits.signal() }
+        if let from = receipt.redactedFrom {
+            let late = (try? removeSnapshots(from: from, throwing: false)) ?? []
+            receipt.removedSnapshots = Array(Set(receipt.removedSnapshots + late)).sorted()
+        }
+        snapshotIfDue(appended: receipt.isRetry ? nil : receipt.positions)
     }
 
     /// Appends `events` as one batch.
@@ -150,13 +153,15 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
     }
 
-    /// One request inside the group's transaction.
-    private func perform<R>(_ options: WriteOptions, _ body: (LogBatch) throws -> R,
-                            in txn: WriteTransaction) throws -> WriteReceipt<R> {
+    /// One request inside the group's transaction, appending after `head`
+    /// (the log's last record in `txn`); moves `head` past what it appended.
+    func perform<R>(_ options: WriteOptions, _ body: (LogBatch) throws -> R,
+                    in txn: WriteTransaction, head: inout RecordedHead) throws -> WriteReceipt<R> {
         if let key = options.idempotencyKey, let earlier = try databases.idempotencyEntry(key, in: txn) {
             return WriteReceipt(value: nil, positions: earlier.positions, isRetry: true)
         }
-        let batch = try LogBatch(transaction: txn, databases: databases, projections: views.all, clock: self.options.clock)
+        let batch = try LogBatch(transaction: txn, databases: databases, projections: views.all, head: head,
+                                 clock: self.options.clock)
         if let expected = options.expectedHead, expected != batch.head {
             throw EventLogError(.headMismatch, operation: "append",
                                 "expected the head at \(expected), but another writer moved it to \(batch.head)",
@@ -173,24 +178,39 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         var receipt = WriteReceipt(value: value, positions: batch.appended, isRetry: false)
         receipt.redactedFrom = batch.redactedFrom
         receipt.removedSnapshots = removedSnapshots
+        head = batch.recordedHead
         return receipt
     }
 
     /// Writes a group of requests in one transaction. Alone, a request runs in
     /// the transaction itself; in company each runs in a nested transaction,
     /// so that one that throws undoes only its own writes.
-    private func commit(_ group: [WriteQueue.Request]) {
+    ///
+    /// A request of a ``WritePipeline`` whose predecessor failed does not
+    /// run; it fails with ``EventLogError/Code/pipelineHalted``.
+    func commit(_ group: [WriteQueue.Request]) {
         do {
-            try environment.write { txn in
+            let wrote = try environment.write { txn -> Bool in
                 for request in group { request.error = nil }
                 let before = try databases.head(in: txn)
-                try catchUpInPlace(in: txn, head: before.position)
+                if !commitsFollowOn(txn) { try catchUpInPlace(in: txn, head: before.position) }
+                var head = before
                 if group.count == 1 {
-                    try group[0].perform(txn)
+                    if let halted = group[0].haltedBy {
+                        group[0].error = halted
+                    } else {
+                        try group[0].perform(txn, &head)
+                    }
                 } else {
                     for request in group {
+                        if let halted = request.haltedBy {
+                            request.error = halted
+                            continue
+                        }
+                        var moved = head
                         do {
-                            try txn.nested { try request.perform($0) }
+                            try txn.nested { try request.perform($0, &moved) }
+                            head = moved
                         } catch let error as LMDBError where error == .mapFull {
                             throw error   // the whole group runs again in a grown map
                         } catch {
@@ -198,15 +218,27 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
                         }
                     }
                 }
-                let after = try databases.head(in: txn)
-                if after.position != before.position {
-                    try databases.setRecordedHead(after, in: txn)
-                    try databases.setCheckpoints(of: views.all, to: after.position, in: txn)
-                }
+                guard head.position != before.position else { return false }
+                try databases.setRecordedHead(head, in: txn)
+                try databases.setCheckpoints(of: views.all, to: head.position, in: txn)
+                lastCommit.set(txn.id)
+                return true
             }
+            if !wrote { lastCommit.set(nil) }
         } catch {
+            lastCommit.set(nil)
             for request in group where request.error == nil { request.error = error }
         }
+    }
+
+    /// True when `txn` is the write transaction right after this store's
+    /// last appending commit (LMDB numbers write transactions one by one,
+    /// across processes): no one else wrote in between, so every projection
+    /// is still at the head, where that commit left its checkpoint, and the
+    /// catch-up check (a read of each checkpoint) can be skipped.
+    private func commitsFollowOn(_ txn: WriteTransaction) -> Bool {
+        guard let last = lastCommit.get() else { return false }
+        return txn.id == last + 1
     }
 
     // MARK: Catching up

@@ -30,18 +30,22 @@ public final class LogBatch {
     private let writers: [any ProjectionWriter]
     private let clock: @Sendable () -> Date
 
+    /// A batch that appends after `head`, the log's last record as the
+    /// transaction sees it (read once per transaction by the caller).
     init(transaction: WriteTransaction, databases: LogDatabases, projections: [any Projection],
-         clock: @escaping @Sendable () -> Date) throws {
+         head recorded: RecordedHead, clock: @escaping @Sendable () -> Date) throws {
         self.transaction = transaction
         self.databases = databases
         self.clock = clock
-        let recorded = try databases.head(in: transaction)
         (head, link) = (recorded.position, recorded.link)
         writers = try projections.map { try $0.makeWriter(in: transaction) }
     }
 
     /// The positions appended by this batch.
     public var appended: ClosedRange<Position>? { firstAppended.map { $0...head } }
+
+    /// The log's last record, this batch's appends included.
+    var recordedHead: RecordedHead { RecordedHead(position: head, link: link) }
 
     /// Appends one event at the next position (`mdb_put` with `MDB_APPEND`)
     /// and applies it to every projection.

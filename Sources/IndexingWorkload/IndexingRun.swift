@@ -33,15 +33,33 @@ public enum IndexingRun {
         let threads = (0..<max(1, setting.writers)).map { _ in
             Thread {
                 let clock = ContinuousClock()
+                let pipeline = setting.pipeline > 0 ? store.pipeline(depth: setting.pipeline) : nil
                 do {
                     while let batch = try feed.next() {
                         let before = clock.now
-                        try store.indexSearchableItems(batch.items)
-                        let total = outcome.record(items: batch.items.count, textBytes: batch.textBytes,
-                                                   latency: (clock.now - before).milliseconds)
-                        feed.done()
-                        progress?(total)
+                        guard let pipeline else {
+                            try store.indexSearchableItems(batch.items)
+                            let total = outcome.record(items: batch.items.count, textBytes: batch.textBytes,
+                                                       latency: (clock.now - before).milliseconds)
+                            feed.done()
+                            progress?(total)
+                            continue
+                        }
+                        // Latency: from hand-over to durable.
+                        let (count, textBytes) = (batch.items.count, batch.textBytes)
+                        try pipeline.submit([ActivityCommand.Timed(.indexSearchableItems(batch.items))]) { result in
+                            switch result {
+                            case .success:
+                                let total = outcome.record(items: count, textBytes: textBytes, latency: (clock.now - before).milliseconds)
+                                feed.done()
+                                progress?(total)
+                            case .failure(let error):
+                                outcome.fail(error)
+                                feed.stop()
+                            }
+                        }
                     }
+                    try pipeline?.waitForAll()
                 } catch {
                     outcome.fail(error)
                     feed.stop()

@@ -8,10 +8,16 @@ public struct IndexingSetting: Sendable, Codable, Equatable {
     /// Threads indexing at once, each taking the next batch; their commits
     /// share transactions and fsyncs (group commit).
     public var writers: Int
+    /// Batches each writer hands over before the first of them is durable
+    /// (``ActivityDomain/CommandPipeline``'s depth), so that the next
+    /// batch is tokenized while one commits; 0: each batch waits for its
+    /// own commit before the next is handed over.
+    public var pipeline: Int
 
-    public init(batchSize: Int, durability: Durability = .durable, writers: Int = 1) {
+    public init(batchSize: Int, durability: Durability = .durable, writers: Int = 1, pipeline: Int = 0) {
         self.batchSize = batchSize
         self.durability = durability
         self.writers = writers
+        self.pipeline = pipeline
     }
 }

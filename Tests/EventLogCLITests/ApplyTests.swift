@@ -56,13 +56,14 @@ struct ApplyTests {
     }
 
     @Test("each bad line is reported with its number; the store equals one that got only the good lines",
-          arguments: [1, 2, 3, 500])
-    func badLines(transactionSize: Int) throws {
+          arguments: [1, 2, 3, 500], [0, 2, 8])
+    func badLines(transactionSize: Int, pipeline: Int) throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let (lines, bad) = Self.mixed()
+        // With a pipeline, a rejected transaction halts those in flight behind it; they are applied again.
         let run = try CLI.run(["apply", "--store", dir.sub("mixed"), "--json", "--transaction-size", String(transactionSize),
-                               try dir.file("mixed.jsonl", lines)])
+                               "--pipeline", String(pipeline), try dir.file("mixed.jsonl", lines)])
         #expect(run.status != 0, "rejected lines make the exit non-zero")
         let summary = try run.object()
         let errors = try #require(summary["errors"] as? [[String: Any]])

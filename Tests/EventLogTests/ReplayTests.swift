@@ -67,6 +67,51 @@ struct ReplayTests {
         #expect(try store.read { try store.views.counts.total(in: $0) } == 800)
     }
 
+    @Test("a rebuild repairs keys missing, extra, changed (longer and shorter), at either end and in between, and a view emptied whole")
+    func rebuildRepairsEveryKindOfDifference() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        do {
+            let store = try EventStore<IndexedViews>(path: dir.path, options: fastOptions())
+            for batch in Self.workload(3000) { try store.append(batch) }
+        }
+        var reference: [(UInt64, [UInt8])] = []
+        do {
+            let env = try Environment(path: dir.path)
+            try env.write { txn in
+                let byPosition: Database<UInt64, [UInt8]> = try txn.openDatabase("test.byPosition")
+                reference = try Self.entries(byPosition, in: txn)
+                for position in stride(from: UInt64(1), through: 3000, by: 7) { try byPosition.delete(position, in: txn) }
+                for position in UInt64(1200)...1600 { try byPosition.delete(position, in: txn) }   // pages emptied
+                try byPosition.delete(3000, in: txn)
+                try byPosition.put([1, 2, 3], forKey: 0, in: txn)                                  // before the first
+                try byPosition.put(Array(repeating: 9, count: 3000), forKey: 5000, in: txn)        // after the last, an overflow page
+                for position in stride(from: UInt64(2), through: 3000, by: 11) {
+                    try byPosition.put(position % 2 == 0 ? [7] : Array(repeating: 7, count: 900), forKey: position, in: txn)
+                }
+                let counts: Database<String, UInt64> = try txn.openDatabase("test.typeCounts")
+                try counts.removeAll(in: txn)
+            }
+        }
+        let store = try EventStore<IndexedViews>(path: dir.path, options: fastOptions())
+        #expect(try !store.verifyViews(full: true).isEqual)
+        try store.rebuild(full: true)
+        #expect(try store.verifyViews(full: true).isEqual)
+        #expect(try store.read { txn in try Self.entries(store.views.byPosition.entries, in: txn) }.elementsEqual(reference) { $0 == $1 })
+        #expect(try store.read { try store.views.counts.total(in: $0) } == 3000)
+    }
+
+    static func entries(_ db: Database<UInt64, [UInt8]>, in txn: ReadTransaction) throws -> [(UInt64, [UInt8])] {
+        var result: [(UInt64, [UInt8])] = []
+        let cursor = try db.cursor(in: txn)
+        var entry = try cursor.first()
+        while let e = entry {
+            result.append(e)
+            entry = try cursor.next()
+        }
+        return result
+    }
+
     @Test("a rebuild from a snapshot with a tail equals a full rebuild")
     func snapshotThenTail() throws {
         let dir = TemporaryDirectory()
@@ -335,4 +380,26 @@ struct DatabaseListingTests {
             (error as? EventLogError)?.code == .invalidArgument && "\(error)".contains("test.forgetful.unlisted")
         }
     }
+}
+
+/// Every event's payload by position: a view of many pages, for rebuilds that repair it.
+struct PayloadByPosition: Projection {
+    let entries: Database<UInt64, [UInt8]>
+    var name: String { "test.byPosition" }
+    var version: UInt32 { 1 }
+    var databaseNames: [String] { ["test.byPosition"] }
+    init(openingIn txn: WriteTransaction) throws { entries = try txn.createDatabase("test.byPosition") }
+    func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
+        ClosureProjectionWriter { event in try entries.put(event.payload, forKey: event.position, in: txn) }
+    }
+}
+
+struct IndexedViews: ProjectionSet {
+    let counts: TypeCounts
+    let byPosition: PayloadByPosition
+    init(openingIn txn: WriteTransaction) throws {
+        counts = try TypeCounts(openingIn: txn)
+        byPosition = try PayloadByPosition(openingIn: txn)
+    }
+    var all: [any Projection] { [counts, byPosition] }
 }

@@ -24,13 +24,14 @@ final class DocumentPreparation: @unchecked Sendable {
     private let keys: [PreparedDocumentCache.Key]
     private let cache: PreparedDocumentCache
 
-    /// Starts preparing `items` (distinct identifiers) on a global queue.
-    init(items: [SearchableItem], cache: PreparedDocumentCache) {
+    /// Starts preparing `items` (distinct identifiers) on `queue` (a serial
+    /// one runs the preparations it is given one after another).
+    init(items: [SearchableItem], cache: PreparedDocumentCache, queue: DispatchQueue = .global(qos: .userInitiated)) {
         self.cache = cache
         // The event lists items by identifier (UTF-8 byte order): start from its end.
         let ordered = items.sorted { utf8Less($1.uniqueIdentifier, $0.uniqueIdentifier) }
         keys = ordered.map { PreparedDocumentCache.Key(kind: SearchDocuments.itemKind, identifier: $0.uniqueIdentifier) }
-        DispatchQueue.global(qos: .userInitiated).async(group: group) { [self] in
+        queue.async(group: group) { [self] in
             var tokenizer = Tokenizer()
             for item in ordered {
                 guard !isCancelled else { return }

@@ -75,34 +75,51 @@ public final class ActivityStore: UserScoped {
         // Read the clock once, outside the transaction: the write's closure
         // may run again (when the map grows) and must decide the same way.
         let batchTime = time ?? options.store.clock()
+        try Self.checkTransaction(commands)
+        // Tokenize the items to index on another core while the writer runs
+        // (it takes what is ready and tokenizes the rest itself).
+        let preparation = options.preparesSearchDocuments ? views.search.prepareAlongside(commands) : nil
+        defer { preparation?.finish() }
+        let receipt = try eventStore.write(writeOptions) { batch in
+            try Self.execute(commands, at: batchTime, views: views, in: batch)
+        }
+        return Self.results(of: receipt)
+    }
+
+    /// The results of a committed write of commands. A forgetUser is alone
+    /// in its transaction: the snapshots the write removed are its own.
+    static func results(of receipt: WriteReceipt<[CommandResult]>) -> [CommandResult] {
+        var results = receipt.value ?? []
+        if !receipt.removedSnapshots.isEmpty, results.count == 1 { results[0].removedSnapshots = receipt.removedSnapshots }
+        return results
+    }
+
+    /// What a transaction of commands must be before it runs: `forgetUser` alone.
+    static func checkTransaction(_ commands: [ActivityCommand.Timed]) throws {
         if commands.count > 1, let index = commands.firstIndex(where: { $0.command == .forgetUser }) {
             var error = ActivityError(.invalidValue, operation: "forgetUser", field: "op", value: "forgetUser among \(commands.count) commands",
                                       allowed: "forgetUser alone in its transaction")
             error.commandIndex = index
             throw error
         }
-        // Tokenize the items to index on another core while the writer runs
-        // (it takes what is ready and tokenizes the rest itself).
-        let preparation = options.preparesSearchDocuments ? views.search.prepareAlongside(commands) : nil
-        defer { preparation?.finish() }
-        let receipt = try eventStore.write(writeOptions) { batch in
-            let executor = ActivityCommandExecutor(views: views, batch: batch)
-            var results: [CommandResult] = []
-            for (index, timed) in commands.enumerated() {
-                do {
-                    results.append(try executor.execute(timed.command, user: timed.user, at: timed.at ?? batchTime))
-                } catch var error as ActivityError {
-                    if commands.count > 1 { error.commandIndex = index }
-                    throw error
-                }
+    }
+
+    /// Runs `commands` in `batch`'s transaction: the body of every write of commands.
+    static func execute(_ commands: [ActivityCommand.Timed], at batchTime: Date, views: ActivityViews,
+                        in batch: LogBatch) throws -> [CommandResult] {
+        let executor = ActivityCommandExecutor(views: views, batch: batch)
+        var results: [CommandResult] = []
+        results.reserveCapacity(commands.count)
+        for (index, timed) in commands.enumerated() {
+            do {
+                results.append(try executor.execute(timed.command, user: timed.user, at: timed.at ?? batchTime))
+            } catch var error as ActivityError {
+                if commands.count > 1 { error.commandIndex = index }
+                throw error
             }
-            // An index batch begun and not ended rejects the whole perform.
-            try executor.finish()
-            return results
         }
-        var results = receipt.value ?? []
-        // A forgetUser is alone in its transaction: the snapshots the write removed are its own.
-        if !receipt.removedSnapshots.isEmpty, results.count == 1 { results[0].removedSnapshots = receipt.removedSnapshots }
+        // An index batch begun and not ended rejects the whole perform.
+        try executor.finish()
         return results
     }
 

@@ -33,6 +33,10 @@ struct ApplyCommand: Subcommand {
     @Option(help: "Lines per transaction: larger is faster, smaller holds less in one commit.")
     var transactionSize = 500
 
+    @Option(help: ArgumentHelp("Transactions handed over before the first is durable, so that lines are read and items tokenized "
+                               + "while one commits; 0: each waits for its commit. The result is the same.", valueName: "n"))
+    var pipeline = 2
+
     @Flag(help: "Print the summary as JSON: {\"applied\",\"rejected\",\"droppedUpdates\",\"events\",\"head\",\"errors\"}.")
     var json = false
 
@@ -42,13 +46,14 @@ struct ApplyCommand: Subcommand {
 
     func validate() throws {
         guard transactionSize >= 1 else { throw ValidationError("--transaction-size must be at least 1") }
+        guard (0...64).contains(pipeline) else { throw ValidationError("--pipeline \(pipeline): allowed: 0 to 64") }
     }
 
     func execute() throws {
         let reader = try LineReader(path: file)
         let store = try location.openOrCreate()
         var errors: [JSONValue] = []
-        let applier = OperationApplier(store: store, transactionSize: transactionSize, defaultUser: user) { rejection in
+        let applier = OperationApplier(store: store, transactionSize: transactionSize, pipeline: pipeline, defaultUser: user) { rejection in
             Output.error("line \(rejection.line): \(rejection.message)")
             guard errors.count < Self.maxReportedErrors else { return }
             var members: [String: JSONValue] = ["line": .integer(Int64(rejection.line)), "message": .string(rejection.message)]

@@ -14,7 +14,10 @@ struct BenchCommand: Subcommand {
             the --queries. Items/s counts indexing only: reading and parsing the input is not timed.
             Small batch sizes are capped at --max-commits commits (batch size × commits items), marked * .
             The recommendation: the smallest batch size within 10% of the best items/s, with its commit latency.
-            JSON: {"settings":[{"setting":{"batchSize","durability","writers"},"items","capped","seconds",
+            With --pipeline N (default \(BenchCommand.defaultPipeline)), each writer hands over up to N batches before the first is
+            durable, and a batch's items are tokenized on another core while the one before commits; commit
+            latency is then from hand-over to durable. --pipeline 0: each batch waits for its own commit.
+            JSON: {"settings":[{"setting":{"batchSize","durability","writers","pipeline"},"items","capped","seconds",
                    "itemsPerSecond","megabytesPerSecond","commits","commitLatency":{"p50","p99","max"} (ms),
                    "peakResidentBytes" (VmHWM, mapped store pages included),"peakAnonymousBytes" (RssAnon),
                    "indexingPeakAnonymousBytes" (RssAnon until indexing ends),"bytesOnDisk","replaySeconds","replayEventsPerSecond","replayItemsPerSecond",
@@ -58,6 +61,13 @@ struct BenchCommand: Subcommand {
             transform: BenchCommand.positiveList)
     var writers: [Int] = [1]
 
+    @Option(help: ArgumentHelp("Batches each writer hands over before the first is durable, so that the next is tokenized "
+                               + "while one commits (a CommandPipeline of this depth); 0: each batch waits for its commit.",
+                               valueName: "n"))
+    var pipeline = BenchCommand.defaultPipeline
+
+    static let defaultPipeline = 2
+
     @Option(name: .customLong("max-commits"), help: ArgumentHelp("Commits per setting at most.", valueName: "n"))
     var maxCommits = 20_000
 
@@ -83,6 +93,7 @@ struct BenchCommand: Subcommand {
         if json && csv { throw ValidationError("--json and --csv exclude each other") }
         if let items, items < 1 { throw ValidationError("--items \(items): allowed: 1 or more") }
         if maxCommits < 1 { throw ValidationError("--max-commits \(maxCommits): allowed: 1 or more") }
+        if pipeline < 0 || pipeline > 64 { throw ValidationError("--pipeline \(pipeline): allowed: 0 to 64") }
     }
 
     func execute() throws {
@@ -94,7 +105,7 @@ struct BenchCommand: Subcommand {
         }
         let base = (workDir ?? FileManager.default.temporaryDirectory.path) as NSString
         let settings = durability.flatMap { d in
-            writers.flatMap { w in batchSizes.map { IndexingSetting(batchSize: $0, durability: d, writers: w) } }
+            writers.flatMap { w in batchSizes.map { IndexingSetting(batchSize: $0, durability: d, writers: w, pipeline: pipeline) } }
         }
         let progress = Progress()
         defer { progress.finish() }
@@ -107,7 +118,7 @@ struct BenchCommand: Subcommand {
             var arguments = [
                 "--store", (scratch as NSString).appendingPathComponent("store"),
                 "--batch-size", "\(setting.batchSize)", "--durability", setting.durability.rawValue,
-                "--writers", "\(setting.writers)", "--seed", "\(seed)",
+                "--writers", "\(setting.writers)", "--pipeline", "\(setting.pipeline)", "--seed", "\(seed)",
             ]
             if !limit.overflow { arguments += ["--item-limit", "\(limit.partialValue)"] }
             if let corpus { arguments += ["--corpus", corpus] }

@@ -27,6 +27,9 @@ struct BenchSettingCommand: Subcommand {
     @Option
     var writers: Int = 1
 
+    @Option
+    var pipeline: Int = 0
+
     @Option(help: ArgumentHelp(valueName: "file"))
     var corpus: String?
 
@@ -62,7 +65,7 @@ struct BenchSettingCommand: Subcommand {
         }
         let queryList = try queries.map { try QueryWorkload.read(path: $0) } ?? []
         let result = try IndexingRun.run(
-            IndexingSetting(batchSize: batchSize, durability: durability, writers: writers),
+            IndexingSetting(batchSize: batchSize, durability: durability, writers: writers, pipeline: pipeline),
             source: source, storePath: store, queries: queryList, itemLimit: itemLimit, progress: progress)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -28,7 +28,7 @@ struct BenchReport: Codable {
     }
 
     static let csvHeader = [
-        "batch_size", "durability", "writers", "items", "capped", "seconds", "items_per_second", "mb_per_second",
+        "batch_size", "durability", "writers", "pipeline", "items", "capped", "seconds", "items_per_second", "mb_per_second",
         "commits", "commit_p50_ms", "commit_p99_ms", "commit_max_ms", "peak_rss_bytes", "peak_anon_bytes", "indexing_peak_anon_bytes", "bytes_on_disk",
         "replay_seconds", "replay_items_per_second", "replay_verified", "queries", "query_p50_us", "query_p99_us",
     ]
@@ -37,7 +37,7 @@ struct BenchReport: Codable {
         Output.line(Self.csvHeader.joined(separator: ","))
         for r in settings {
             let cells: [String] = [
-                "\(r.setting.batchSize)", r.setting.durability.rawValue, "\(r.setting.writers)", "\(r.items)", "\(r.capped)",
+                "\(r.setting.batchSize)", r.setting.durability.rawValue, "\(r.setting.writers)", "\(r.setting.pipeline)", "\(r.items)", "\(r.capped)",
                 fixed(r.seconds, 4), fixed(r.itemsPerSecond, 1), fixed(r.megabytesPerSecond, 3),
                 "\(r.commits)", fixed(r.commitLatency.p50, 3), fixed(r.commitLatency.p99, 3), fixed(r.commitLatency.max, 3),
                 "\(r.peakResidentBytes)", "\(r.peakAnonymousBytes)", "\(r.indexingPeakAnonymousBytes)", "\(r.bytesOnDisk)", fixed(r.replaySeconds, 4), fixed(r.replayItemsPerSecond, 1),
@@ -79,6 +79,12 @@ struct BenchReport: Codable {
         }
         Output.line("peak RSS: VmHWM, the store's memory-mapped pages included; own: the process's anonymous memory"
             + " (RssAnon), over the whole setting and up to the end of indexing (before the replay)")
+        if let depth = settings.first?.setting.pipeline {
+            Output.line(depth > 0
+                ? "pipeline: each writer hands over up to \(depth) batches before the first is durable (tokenizing the next while one commits);"
+                    + " commit latency is from hand-over to durable"
+                : "pipeline: off (each batch waits for its commit before the next is handed over)")
+        }
         if let queries = settings.compactMap(\.queries).first {
             Output.line("queries: \(queries.count), \(queries.withHits) with hits; each timed once after one warm-up pass")
         }

@@ -11,6 +11,14 @@ import Foundation
 /// each seeing the effects of the good lines before it and none of the bad.
 /// Lines from `beginIndexBatch` through `endIndexBatch` form one unit: they
 /// are never split across groups, and one rejected line drops the unit.
+///
+/// With a pipeline (`apply --pipeline N`), a group is handed over without
+/// waiting for the groups before it to be durable, so that lines are read
+/// and items tokenized while earlier groups commit. The outcome is the same:
+/// a pipeline applies nothing after a failed group (``CommandPipeline``),
+/// so when a group is rejected, the applier waits for the groups in flight,
+/// retries the rejected one without its bad line as above, applies the ones
+/// after it again in order, and goes on with a new pipeline.
 final class OperationApplier {
     struct Rejection {
         var line: Int
@@ -35,6 +43,11 @@ final class OperationApplier {
 
     let store: ActivityStore
     let transactionSize: Int
+    /// The groups' pipeline (nil: each group waits for its commit), and its depth.
+    private var pipeline: CommandPipeline?
+    private let pipelineDepth: Int
+    /// Groups handed to the pipeline and not yet accounted for, in order.
+    private var inFlight: [(units: [[Line]], ticket: PipelinedWrite<[CommandResult]>)] = []
     private let decoder = OperationDecoder()
     private let onRejected: (Rejection) -> Void
     private(set) var summary = Summary()
@@ -50,8 +63,11 @@ final class OperationApplier {
     /// default space (and every space for `purgeExpired`).
     let defaultUser: String?
 
-    init(store: ActivityStore, transactionSize: Int, defaultUser: String? = nil, onRejected: @escaping (Rejection) -> Void) {
+    init(store: ActivityStore, transactionSize: Int, pipeline depth: Int = 0, defaultUser: String? = nil,
+         onRejected: @escaping (Rejection) -> Void) {
         self.store = store
+        pipelineDepth = depth
+        pipeline = depth > 0 ? store.pipeline(depth: depth) : nil
         self.defaultUser = defaultUser
         self.transactionSize = max(1, transactionSize)
         self.onRejected = onRejected
@@ -137,28 +153,85 @@ final class OperationApplier {
         if groupLines >= transactionSize { try flush() }
     }
 
-    /// Commits what is pending; at the end of input, an unterminated batch
-    /// is rejected.
+    /// Commits what is pending and waits until it is durable; at the end of
+    /// input, an unterminated batch is rejected.
     func finish() throws {
         if openBatch != nil { try closeBatch(failedAt: 0, reason: "the input ended before its endIndexBatch") }
         try flush()
+        while !inFlight.isEmpty { try settleFirst() }
     }
 
-    /// Commits the group, dropping rejected units one at a time.
+    /// Commits the group (or hands it to the pipeline).
     private func flush() throws {
-        var units = group
+        let units = group
         group = []
         groupLines = 0
+        guard !units.isEmpty else { return }
+        guard let pipeline else { return try commit(units) }
+        // Account for what is already durable, without waiting.
+        while let first = inFlight.first, first.ticket.isDone { try settleFirst() }
+        let ticket: PipelinedWrite<[CommandResult]>
+        do {
+            ticket = try pipeline.submit(units.flatMap { $0 }.map(\.timed))
+        } catch let error as EventLogError where error.code == .pipelineHalted {
+            // A group in flight failed: recover, then commit this one.
+            while !inFlight.isEmpty { try settleFirst() }
+            return try flush(units)
+        }
+        inFlight.append((units, ticket))
+    }
+
+    private func flush(_ units: [[Line]]) throws {
+        group = units
+        groupLines = units.reduce(0) { $0 + $1.count }
+        try flush()
+    }
+
+    /// Waits for the oldest group in flight and accounts for it. When it
+    /// failed, every group after it was halted: the failed one is committed
+    /// again without its bad lines, the halted ones again after it, in
+    /// order, each waiting for its commit; then a new pipeline takes over.
+    private func settleFirst() throws {
+        let (units, ticket) = inFlight.removeFirst()
+        do {
+            let results = try ticket.wait().value ?? []
+            count(results, lines: units.reduce(0) { $0 + $1.count })
+        } catch {
+            var failed = [units]
+            for later in inFlight {
+                _ = try? later.ticket.wait()
+                failed.append(later.units)
+            }
+            inFlight = []
+            pipeline = store.pipeline(depth: pipelineDepth)
+            try commit(failed[0], firstAttempt: error)
+            for units in failed.dropFirst() { try commit(units) }
+        }
+    }
+
+    private func count(_ results: [CommandResult], lines: Int) {
+        summary.applied += lines
+        summary.transactions += 1
+        for result in results {
+            summary.events += result.positions.map { UInt64($0.count) } ?? 0
+            summary.droppedUpdates += result.droppedUpdates.count
+        }
+    }
+
+    /// Commits `units` in one transaction, waiting for it, dropping rejected
+    /// units one at a time; `firstAttempt` is the error of an attempt
+    /// already made (through the pipeline).
+    private func commit(_ given: [[Line]], firstAttempt: (any Error)? = nil) throws {
+        var units = given
+        var earlier = firstAttempt
         while !units.isEmpty {
             let lines = units.flatMap { $0 }
             do {
-                let results = try store.perform(lines.map(\.timed))
-                summary.applied += lines.count
-                summary.transactions += 1
-                for result in results {
-                    summary.events += result.positions.map { UInt64($0.count) } ?? 0
-                    summary.droppedUpdates += result.droppedUpdates.count
+                if let error = earlier {
+                    earlier = nil
+                    throw error
                 }
+                count(try store.perform(lines.map(\.timed)), lines: lines.count)
                 return
             } catch var error as ActivityError {
                 // perform names the command only when it ran more than one.
@@ -184,11 +257,7 @@ final class OperationApplier {
     }
 
     private func flushOneByOne(_ units: [[Line]]) throws {
-        for unit in units {
-            group = [unit]
-            groupLines = unit.count
-            try flush()
-        }
+        for unit in units { try commit([unit]) }
     }
 
     private func reject(line bad: Line, error: ActivityError, unit: [Line]) {

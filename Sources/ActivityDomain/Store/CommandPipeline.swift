@@ -1,0 +1,108 @@
+import Dispatch
+import EventLog
+import Foundation
+
+/// Transactions of commands handed over before the ones ahead of them are
+/// durable, with the items to index tokenized on another core meanwhile:
+/// while transaction N commits (its projections, its fsync), the items of
+/// N+1 are being tokenized.
+///
+/// ```swift
+/// let pipeline = store.pipeline()
+/// for items in batches {
+///     try pipeline.submit([.init(.indexSearchableItems(items), user: "alice")])   // returns at once
+/// }
+/// try pipeline.waitForAll()          // all durable, or the first failure thrown
+/// ```
+///
+/// Each ``submit(_:at:options:onDurable:)`` is one ``ActivityStore/perform(_:at:options:)``:
+/// its commands are applied in one transaction, all or none, exactly as
+/// `perform` applies them, and transactions are applied in the order they
+/// were submitted, so the log and the views end as if each had been
+/// performed after the one before (``EventLog/WritePipeline`` gives the
+/// ordering, durability and failure rules). A transaction without a time
+/// takes the clock when it is submitted.
+///
+/// **After a failure, nothing more is applied.** When a transaction is
+/// rejected (an ``ActivityError`` naming the command) or fails to commit, the
+/// transactions submitted after it fail with
+/// ``EventLog/EventLogError/Code/pipelineHalted`` and are not applied, and so
+/// does every later `submit`: a caller who built N+1 on N's outcome never
+/// sees N+1 applied without N. Those before it stay committed. To go on,
+/// open a new pipeline.
+///
+/// Tokenizing ahead is a hint, as with ``ActivityStoreOptions/preparesSearchDocuments``:
+/// the projection reuses a prepared document only when it equals what it
+/// derives from the event, so what is written never depends on it.
+public final class CommandPipeline: Sendable {
+    public let store: ActivityStore
+    let writes: WritePipeline<ActivityViews>
+    /// Tokenizes the submitted transactions' items, one transaction after
+    /// another, beside the committing thread.
+    let preparing = DispatchQueue(label: "activitystore.pipeline.prepare", qos: .userInitiated)
+
+    init(store: ActivityStore, depth: Int) {
+        self.store = store
+        writes = store.eventStore.pipeline(depth: depth)
+    }
+
+    /// The most transactions in flight (submitted and not yet durable).
+    public var depth: Int { writes.depth }
+
+    /// Hands over one transaction of commands and returns its ticket at once
+    /// (waiting only while ``depth`` transactions are in flight).
+    ///
+    /// - Parameters:
+    ///   - onDurable: called once the transaction committed (with each
+    ///     command's result) or failed, in submission order, on the
+    ///     pipeline's committing thread; it must not wait for a later
+    ///     transaction of the pipeline.
+    /// - Throws: what `perform` throws before writing (`forgetUser` among
+    ///   other commands), and ``EventLog/EventLogError/Code/pipelineHalted``
+    ///   after a failure.
+    @discardableResult
+    public func submit(_ commands: [ActivityCommand.Timed], at time: Date? = nil,
+                       options writeOptions: WriteOptions = WriteOptions(),
+                       onDurable: (@Sendable (Result<[CommandResult], any Error>) -> Void)? = nil)
+        throws -> PipelinedWrite<[CommandResult]> {
+        let batchTime = time ?? store.options.store.clock()
+        try ActivityStore.checkTransaction(commands)
+        let views = store.views
+        let items = KeywordIndexProjection.replacedItems(commands)
+        let preparation = items.isEmpty ? nil
+            : DocumentPreparation(items: items, cache: views.search.preparedDocuments, queue: preparing)
+        do {
+            return try writes.submit(writeOptions, onDurable: { outcome in
+                preparation?.finish()
+                onDurable?(outcome.map { ActivityStore.results(of: $0) })
+            }) { batch in
+                try ActivityStore.execute(commands, at: batchTime, views: views, in: batch)
+            }
+        } catch {
+            preparation?.finish()
+            throw error
+        }
+    }
+
+    /// Waits until every transaction submitted so far is complete; throws
+    /// the pipeline's first failure, if any.
+    public func waitForAll() throws {
+        try writes.waitForAll()
+    }
+
+    /// The first failure of the pipeline, or nil while every transaction succeeded.
+    public var firstFailure: (any Error)? { writes.firstFailure }
+}
+
+extension ActivityStore {
+    /// A pipeline of transactions of commands into this store: see ``CommandPipeline``.
+    ///
+    /// ```swift
+    /// let pipeline = store.pipeline(depth: 2)
+    /// let ticket = try pipeline.submit([.init(.indexSearchableItems(items))])
+    /// let results = try ticket.wait().value   // [CommandResult], once durable
+    /// ```
+    public func pipeline(depth: Int = 2) -> CommandPipeline {
+        CommandPipeline(store: self, depth: depth)
+    }
+}

@@ -1,0 +1,246 @@
+import Dispatch
+import Foundation
+import LMDB
+
+/// Writes handed over before the ones ahead of them are durable: a caller
+/// submits write N+1 (and prepares N+2) while write N commits, instead of
+/// waiting for each fsync in turn.
+///
+/// ```swift
+/// let pipeline = store.pipeline(depth: 4)
+/// for events in batches {
+///     let ticket = try pipeline.submit { batch in for e in events { try batch.append(e) } }
+///     tickets.append(ticket)                 // returns at once, unless 4 writes are in flight
+/// }
+/// try pipeline.waitForAll()                  // every write durable, or the first failure thrown
+/// let positions = try tickets[0].wait().positions
+/// ```
+///
+/// What a pipeline promises:
+/// - **Order.** Writes are applied in the order they were submitted, each
+///   in the store's write path exactly as ``EventStore/write(_:_:)`` would
+///   apply it: the log and the views end as if the writes had been made one
+///   after another. Writes that are waiting when the committer comes round
+///   share one transaction and one fsync (group commit), each in a nested
+///   transaction of its own.
+/// - **Durability in order.** A write's ticket completes (and its
+///   `onDurable` runs) once its transaction committed, and the tickets of a
+///   pipeline complete in submission order.
+/// - **Nothing after a failure.** When a write fails (its closure throws,
+///   the commit fails), no write submitted after it is applied: each fails
+///   with ``EventLogError/Code/pipelineHalted``, naming the failed write and
+///   its error, and so does every later ``submit(_:_:onDurable:)``. The
+///   writes before it stay committed. A caller who wants to go on opens a new
+///   pipeline after deciding what to do with the failed write.
+/// - **Backpressure.** At most `depth` writes are in flight (submitted and
+///   not yet durable); `submit` waits for room beyond that.
+///
+/// A write's closure runs on the pipeline's committing thread (a serial
+/// dispatch queue), so it must not rely on the submitting thread; like any
+/// write closure it may run more than once (when the map grows) and must act
+/// only through its batch. Work that does not need the transaction (encoding,
+/// tokenizing) belongs before `submit`, or on another thread while earlier
+/// writes commit: that is what a pipeline makes room for.
+///
+/// `@unchecked Sendable`: the mutable state is read and written only while
+/// `condition` is held; the committing queue runs one drain at a time.
+public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
+    public let store: EventStore<Views>
+    /// The most writes in flight (submitted and not yet durable) at once.
+    public let depth: Int
+
+    private let condition = NSCondition()
+    private let committer = DispatchQueue(label: "eventlog.pipeline.commit", qos: .userInitiated)
+    /// Submitted, not yet taken by the committer.
+    private var queued: [Entry] = []
+    /// Submitted and not yet complete.
+    private var inFlight = 0
+    private var draining = false
+    private var submitted: UInt64 = 0
+    /// The last request submitted: the next one follows it.
+    private var last: WriteQueue.Request?
+    /// The first failure; nothing submitted after it is applied.
+    private var failure: (any Error)?
+
+    /// One write: its request and what to do once its group committed.
+    private struct Entry {
+        var request: WriteQueue.Request
+        var complete: () -> Void
+    }
+
+    init(store: EventStore<Views>, depth: Int) {
+        self.store = store
+        self.depth = max(1, depth)
+    }
+
+    /// Hands over a write and returns its ticket, without waiting for it to
+    /// commit (but waiting for room while ``depth`` writes are in flight).
+    ///
+    /// - Parameters:
+    ///   - options: as for ``EventStore/write(_:_:)``: an idempotency key, an expected head.
+    ///   - onDurable: called on the committing thread once the write
+    ///     committed or failed, before its ticket completes; calls come in
+    ///     submission order. It must not wait for a later write of this
+    ///     pipeline.
+    ///   - body: runs in the write path on the committing thread, as
+    ///     ``EventStore/write(_:_:)``'s closure does.
+    /// - Throws: ``EventLogError/Code/pipelineHalted`` once a write failed,
+    ///   the same validation errors as ``EventStore/write(_:_:)``.
+    @discardableResult
+    public func submit<R: Sendable>(_ options: WriteOptions = WriteOptions(),
+                                    onDurable: (@Sendable (Result<WriteReceipt<R>, any Error>) -> Void)? = nil,
+                                    _ body: @escaping @Sendable (LogBatch) throws -> R)
+        throws -> PipelinedWrite<R> {
+        try store.checkWritable(options)
+        condition.lock()
+        defer { condition.unlock() }
+        while inFlight >= depth && failure == nil { condition.wait() }
+        if let failure { throw halted(by: failure) }
+        submitted += 1
+        let ticket = PipelinedWrite<R>(sequence: submitted)
+        let receipt = ReceiptBox<R>()
+        let request = WriteQueue.Request(after: last, sequence: submitted) { [store] txn, head in
+            // A run that the map's growth undid removed its snapshots all the same.
+            let removedEarlier = receipt.value?.removedSnapshots ?? []
+            receipt.value = try store.perform(options, body, in: txn, head: &head)
+            receipt.value!.removedSnapshots += removedEarlier
+        }
+        last = request
+        queued.append(Entry(request: request) { [store] in
+            let result: Result<WriteReceipt<R>, any Error>
+            if let error = request.error {
+                result = .failure(error)
+            } else {
+                store.committed(&receipt.value!)
+                result = .success(receipt.value!)
+            }
+            onDurable?(result)
+            ticket.complete(result)
+        })
+        inFlight += 1
+        if !draining {
+            draining = true
+            committer.async { self.drain() }
+        }
+        return ticket
+    }
+
+    /// Waits until every write submitted so far is complete; throws the
+    /// first failure of the pipeline, if any.
+    public func waitForAll() throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while inFlight > 0 { condition.wait() }
+        if let failure { throw failure }
+    }
+
+    /// The first failure of the pipeline, or nil while every write succeeded.
+    public var firstFailure: (any Error)? {
+        condition.lock()
+        defer { condition.unlock() }
+        return failure
+    }
+
+    /// Commits what is queued, group after group, until nothing is.
+    private func drain() {
+        while true {
+            condition.lock()
+            let group = queued
+            queued = []
+            if group.isEmpty { draining = false }
+            condition.unlock()
+            if group.isEmpty { return }
+            store.queue.submit(group.map(\.request)) { store.commit($0) }
+            for entry in group { entry.complete() }
+            condition.lock()
+            if failure == nil, let error = group.lazy.compactMap(\.request.error).first { failure = error }
+            inFlight -= group.count
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    private func halted(by failure: any Error) -> EventLogError {
+        if let error = failure as? EventLogError, error.code == .pipelineHalted { return error }
+        return EventLogError(.pipelineHalted, operation: "append",
+                             "the pipeline applies nothing after a failed write, and a write failed: \(failure); open a new pipeline to go on")
+    }
+}
+
+/// A write handed to a ``WritePipeline``: wait for it, or ask whether it is done.
+///
+/// ```swift
+/// let ticket = try pipeline.submit { batch in try batch.append(event) }
+/// let receipt = try ticket.wait()           // durable once this returns
+/// ```
+///
+/// `@unchecked Sendable`: `result` is written once, under `condition`.
+public final class PipelinedWrite<R: Sendable>: @unchecked Sendable {
+    /// The write's place in its pipeline: 1 for the first submitted.
+    public let sequence: UInt64
+    private let condition = NSCondition()
+    private var result: Result<WriteReceipt<R>, any Error>?
+
+    init(sequence: UInt64) { self.sequence = sequence }
+
+    /// Waits until the write committed (and returns its receipt) or failed (and throws why).
+    public func wait() throws -> WriteReceipt<R> {
+        condition.lock()
+        defer { condition.unlock() }
+        while result == nil { condition.wait() }
+        return try result!.get()
+    }
+
+    /// ``wait()``, off Swift concurrency's cooperative threads.
+    public var receipt: WriteReceipt<R> {
+        get async throws { try await BlockingWork.run { try self.wait() } }
+    }
+
+    /// True once the write committed or failed.
+    public var isDone: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return result != nil
+    }
+
+    func complete(_ outcome: Result<WriteReceipt<R>, any Error>) {
+        condition.lock()
+        result = outcome
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// Carries a receipt out of a request's closure. `@unchecked Sendable`: set
+/// by the committing thread inside the write, read by it after the write.
+private final class ReceiptBox<R>: @unchecked Sendable {
+    var value: WriteReceipt<R>?
+}
+
+extension EventStore {
+    /// A pipeline of writes into this store: see ``WritePipeline``.
+    ///
+    /// ```swift
+    /// let pipeline = store.pipeline(depth: 4)
+    /// try pipeline.submit { batch in try batch.append(event) }
+    /// try pipeline.waitForAll()
+    /// ```
+    public func pipeline(depth: Int = 4) -> WritePipeline<Views> {
+        WritePipeline(store: self, depth: depth)
+    }
+
+    /// What ``write(_:_:)`` checks before a write runs.
+    func checkWritable(_ options: WriteOptions) throws {
+        guard !self.options.readOnly else {
+            throw EventLogError(.invalidArgument, operation: "append",
+                                "the store at \(environment.path) was opened read-only (StoreOptions.readOnly); open it for writing to append")
+        }
+        if let key = options.idempotencyKey {
+            let length = key.utf8.count
+            guard length > 0, length <= 256 else {
+                throw EventLogError(.invalidArgument, operation: "append",
+                                    "idempotency key is \(length) UTF-8 bytes; allowed: 1 to 256")
+            }
+        }
+    }
+}
