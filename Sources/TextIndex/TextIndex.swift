@@ -118,8 +118,16 @@ public struct TextIndex: Sendable {
     /// A writer bound to `txn`. Call ``TextIndexWriter/flush()`` before the
     /// transaction commits; make a new writer in each transaction (and in each
     /// run of a write closure that LMDB repeats after growing the map).
-    public func writer(in txn: WriteTransaction) -> TextIndexWriter {
-        TextIndexWriter(index: self, transaction: txn)
+    ///
+    /// With `marksGroups`, the caller ends every group of upserts with
+    /// ``TextIndexWriter/endGroup()`` from the first on, and the writer
+    /// flushes by itself only at a group's end: what it writes then depends
+    /// on the groups alone, not on how they were spread over transactions
+    /// (a group of more than 4,096 documents is not cut in two).
+    public func writer(in txn: WriteTransaction, marksGroups: Bool = false) -> TextIndexWriter {
+        let writer = TextIndexWriter(index: self, transaction: txn)
+        writer.marksGroups = marksGroups
+        return writer
     }
 
     /// The space's statistics as of `txn`.

@@ -79,4 +79,25 @@ struct RebuildDeterminismTests {
             }
         }
     }
+
+    /// The keyword index writes an event's documents as one group, however
+    /// many: an event of more than 4,096 items that opens its transaction is
+    /// not cut in two (which a rebuild, where it follows other events, would
+    /// not do), so its runs are the same either way.
+    @Test("an event of more than 4,096 items gives the same runs first in its transaction or after others")
+    func largeEventFirstInItsTransaction() throws {
+        let rebuildPath = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: rebuildPath) }
+        try withStore { store in
+            let spotlight = store.user("")
+            try spotlight.indexSearchableItems([makeItem("first", title: "a small event before")], at: at(0))
+            let many = (0..<5_000).map { makeItem("item-\($0)", title: "word\($0 % 40) shared title \($0)") }
+            try spotlight.indexSearchableItems(many, at: at(1))
+            try spotlight.indexSearchableItems([makeItem("last", title: "a small event after")], at: at(2))
+            let live = try Self.contents(of: store.views, in: store.eventStore.environment)
+            #expect(live["search.runs"]?.isEmpty == false, "the test needs documents in the open block's runs")
+            let (environment, views) = try Self.rebuild(from: store, into: rebuildPath, chunk: 100_000)
+            Self.expectIdentical(live, try Self.contents(of: views, in: environment))
+        }
+    }
 }

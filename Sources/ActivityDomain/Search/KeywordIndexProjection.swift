@@ -88,7 +88,8 @@ public struct KeywordIndexProjection: Projection {
             if let existing = writers[space] {
                 writer = existing
             } else {
-                writer = index.space(space).writer(in: txn)
+                // Groups are the events, from the first one: runs are a function of the log, not of transactions.
+                writer = index.space(space).writer(in: txn, marksGroups: true)
                 writers[space] = writer
             }
         }
@@ -96,7 +97,7 @@ public struct KeywordIndexProjection: Projection {
         func apply(_ recorded: RecordedEvent) throws {
             removed = false
             if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
-                let writer = writers.removeValue(forKey: forgotten) ?? index.space(forgotten).writer(in: txn)
+                let writer = writers.removeValue(forKey: forgotten) ?? index.space(forgotten).writer(in: txn, marksGroups: true)
                 try writer.removeAll()
                 return
             }
