@@ -225,6 +225,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
                 return true
             }
             if !wrote { lastCommit.set(nil) }
+            for request in group where request.error == nil { request.predecessor = nil }
         } catch {
             lastCommit.set(nil)
             for request in group where request.error == nil { request.error = error }

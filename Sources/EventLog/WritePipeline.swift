@@ -80,8 +80,8 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
     ///   - options: as for ``EventStore/write(_:_:)``: an idempotency key, an expected head.
     ///   - onDurable: called on the committing thread once the write
     ///     committed or failed, before its ticket completes; calls come in
-    ///     submission order. It must not wait for a later write of this
-    ///     pipeline.
+    ///     submission order. It must not wait for this write or a later one
+    ///     of this pipeline (their tickets complete after it returns).
     ///   - body: runs in the write path on the committing thread, as
     ///     ``EventStore/write(_:_:)``'s closure does.
     /// - Throws: ``EventLogError/Code/pipelineHalted`` once a write failed,
@@ -91,6 +91,15 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
                                     onDurable: (@Sendable (Result<WriteReceipt<R>, any Error>) -> Void)? = nil,
                                     _ body: @escaping @Sendable (LogBatch) throws -> R)
         throws -> PipelinedWrite<R> {
+        try submit(options, completing: nil, onDurable: onDurable, body)
+    }
+
+    /// ``submit(_:onDurable:_:)``, with `completing` called on a committed
+    /// write's receipt before anyone sees it (a layer above fills in what the
+    /// commit decided, as ``EventStore/write(_:_:)``'s callers do).
+    package func submit<R: Sendable>(_ options: WriteOptions, completing: (@Sendable (inout WriteReceipt<R>) -> Void)?,
+                             onDurable: (@Sendable (Result<WriteReceipt<R>, any Error>) -> Void)?,
+                             _ body: @escaping @Sendable (LogBatch) throws -> R) throws -> PipelinedWrite<R> {
         try store.checkWritable(options)
         condition.lock()
         defer { condition.unlock() }
@@ -112,6 +121,7 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
                 result = .failure(error)
             } else {
                 store.committed(&receipt.value!)
+                completing?(&receipt.value!)
                 result = .success(receipt.value!)
             }
             onDurable?(result)

@@ -20,7 +20,9 @@ final class WriteQueue: @unchecked Sendable {
         var done = false
         /// The request this one follows in a ``WritePipeline``: when it
         /// failed, this one is not run (it fails with ``EventLogError/Code/pipelineHalted``).
-        let predecessor: Request?
+        /// Let go once this one committed, so that a pipeline does not keep
+        /// every request (and its closure's commands) it was ever given.
+        var predecessor: Request?
         /// The request's position in its pipeline (1 for the first), for messages.
         let sequence: UInt64
 

@@ -72,9 +72,11 @@ public final class CommandPipeline: Sendable {
         let preparation = items.isEmpty ? nil
             : DocumentPreparation(items: items, cache: views.search.preparedDocuments, queue: preparing)
         do {
-            return try writes.submit(writeOptions, onDurable: { outcome in
+            return try writes.submit(writeOptions, completing: { receipt in
+                if receipt.value != nil { receipt.value = ActivityStore.results(of: receipt) }
+            }, onDurable: { outcome in
                 preparation?.finish()
-                onDurable?(outcome.map { ActivityStore.results(of: $0) })
+                onDurable?(outcome.map { $0.value ?? [] })
             }) { batch in
                 try ActivityStore.execute(commands, at: batchTime, views: views, in: batch)
             }
