@@ -98,7 +98,11 @@ struct FaultInjectionTests {
             #expect(write.status == 0, "\(label): a new write after the fault: \(write.stderr)")
             try? FileManager.default.removeItem(atPath: run)
         }
-        #expect(injected == faults.count, "\(workload.name): \(faults.count - injected) faults were never reached")
+        if workload.callsVary {
+            #expect(injected > faults.count / 2, "\(workload.name): \(faults.count - injected) of \(faults.count) faults were never reached")
+        } else {
+            #expect(injected == faults.count, "\(workload.name): \(faults.count - injected) faults were never reached")
+        }
         FaultShim.record(workload.name, calls: calls, faults: injected)
     }
 
@@ -143,6 +147,10 @@ struct FaultWorkload: Sendable, CustomStringConvertible {
     /// The command rewrites records (a forget redacts them): after a fault
     /// the log must be the starting one or the clean run's, whole.
     var rewritesLog = false
+    /// The command's calls vary from run to run (a pipeline groups what is
+    /// queued into one transaction as timing has it), so a fault at call N
+    /// may lie past a faulted run's end.
+    var callsVary = false
 
     var description: String { name }
 
@@ -162,9 +170,14 @@ struct FaultWorkload: Sendable, CustomStringConvertible {
 
     static let local: [FaultWorkload] = [
         // Appends: each remaining line of the sample its own commit.
+        // `--pipeline 0`: each commit waits for the one before, so every run makes the same calls.
         FaultWorkload(name: "apply", prepare: applyPrefix, command: { store, dir in
-            ["apply", "--transaction-size", "1", "--store", store, try dir.file("rest.jsonl", Array(Sample.good.dropFirst(5)))]
+            ["apply", "--transaction-size", "1", "--pipeline", "0", "--store", store, try dir.file("rest.jsonl", Array(Sample.good.dropFirst(5)))]
         }),
+        // The default pipeline: a transaction handed over while the one before commits.
+        FaultWorkload(name: "apply pipelined", prepare: applyPrefix, command: { store, dir in
+            ["apply", "--transaction-size", "1", "--pipeline", "2", "--store", store, try dir.file("rest.jsonl", Array(Sample.good.dropFirst(5)))]
+        }, callsVary: true),
         // A snapshot: whole or absent, never a damaged one listed as valid.
         FaultWorkload(name: "snapshot create", prepare: { store, dir in
             try applyPrefix(store, dir)
