@@ -46,9 +46,12 @@ public final class CorpusReader {
     }
 
     deinit {
-        // Stopped early (a capped run): end gzip and reap it.
+        // Stopped early (a capped run): end gzip and reap it. SIGKILL, not
+        // `terminate()`'s SIGTERM: a child started from a Dispatch thread
+        // inherits its mask, which blocks SIGTERM, and gzip, blocked on a
+        // full pipe, then never ended (bench hung at batch 1's item cap).
         if let process, process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }
