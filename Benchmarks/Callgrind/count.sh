@@ -8,8 +8,9 @@
 # operations of 500, one transaction each (`eventlog apply
 # --transaction-size 1`), then `eventlog replay --full` of that store; and the
 # first 1,000 items as 1,000 operations of one item (batch 1). Prints the
-# instructions of each run and the bytes each wrote (wchar). The binary is
-# copied and stripped of debug info (valgrind 3.19 rejects Swift's DWARF).
+# instructions of each run and the bytes each wrote (wchar). Each callgrind
+# run goes through Scripts/callgrind.sh (a copy stripped of debug info, and
+# the sigsuspend shim valgrind 3.19 needs for an async main).
 # Reading the counts: `callgrind_annotate --inclusive=yes WORKDIR/apply-TAG.out
 # | swift demangle --simplified`; `Environment.write` is the write path alone
 # (the rest of `apply` is its JSON decoding, the same in every build).
@@ -18,7 +19,6 @@ BIN=$1; TAG=$2; WORK=${3:-/tmp/callgrind-counts}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CORPUS=${CORPUS:-$HERE/../../../shared/corpus/items.jsonl.gz}
 mkdir -p "$WORK"
-cc -shared -fPIC -O2 -o "$WORK/park_with_pause.so" "$HERE/park_with_pause.c"
 cc -shared -fPIC -O2 -o "$WORK/io_at_exit.so" "$HERE/io_at_exit.c"
 cp "$BIN" "$WORK/eventlog-$TAG" && strip --strip-debug "$WORK/eventlog-$TAG"
 E=$WORK/eventlog-$TAG
@@ -34,11 +34,10 @@ with open(work + "/items-1k-b1.jsonl", "w") as f:
 PY
 fi
 rm -rf "$WORK/store-$TAG"
-LD_PRELOAD=$WORK/park_with_pause.so valgrind --tool=callgrind --callgrind-out-file="$WORK/apply-$TAG.out" \
-    "$E" apply --store "$WORK/store-$TAG" --transaction-size 1 "$WORK/items-5k.jsonl" > /dev/null 2> "$WORK/apply-$TAG.err"
+CALLGRIND=$HERE/../../Scripts/callgrind.sh
+"$CALLGRIND" "$WORK/apply-$TAG.out" "$E" apply --store "$WORK/store-$TAG" --transaction-size 1 "$WORK/items-5k.jsonl" > /dev/null 2> "$WORK/apply-$TAG.err"
 echo "apply  $(grep -o 'Collected : [0-9]*' "$WORK/apply-$TAG.err")"
-LD_PRELOAD=$WORK/park_with_pause.so valgrind --tool=callgrind --callgrind-out-file="$WORK/replay-$TAG.out" \
-    "$E" replay --full --store "$WORK/store-$TAG" > /dev/null 2> "$WORK/replay-$TAG.err"
+"$CALLGRIND" "$WORK/replay-$TAG.out" "$E" replay --full --store "$WORK/store-$TAG" > /dev/null 2> "$WORK/replay-$TAG.err"
 echo "replay $(grep -o 'Collected : [0-9]*' "$WORK/replay-$TAG.err")"
 for w in items-5k items-1k-b1; do
     rm -rf "$WORK/io-$TAG"

@@ -78,6 +78,30 @@ struct BenchCommandTests {
         #expect(settings.allSatisfy { $0["replayVerified"] as? Bool == true })
     }
 
+    @Test("a capped run of a .gz corpus ends: gzip, blocked on a full pipe, is stopped")
+    func cappedGzipCorpus() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        // 4 MB: more than the reader takes at once (1 MiB) and a pipe holds (64 KiB), so gzip is still writing at the cap.
+        let lines = (1...30_000).map { i in
+            #"{"uniqueIdentifier":"deb:p\#(i)","title":"p\#(i)","contentDescription":"shared library number \#(i) of many, with words enough to fill a pipe"}"#
+        }
+        let plain = try dir.file("items.jsonl", lines)
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gzip.arguments = [plain]
+        try gzip.run()
+        gzip.waitUntilExit()
+        // Without the fix the command never ended: `timeout` turns that into exit 124.
+        let run = try CLI.run(["bench", "--corpus", plain + ".gz", "--items", "30000", "--batch-sizes", "1", "--max-commits", "10",
+                               "--durability", "noSync", "--work-dir", dir.path, "--json"],
+                              through: ["/usr/bin/timeout", "300"])
+        #expect(run.status == 0, "exit \(run.status): \(run.stderr)")
+        let settings = try #require(try run.object()["settings"] as? [[String: Any]])
+        #expect(settings.map { $0["items"] as? Int } == [10])
+        #expect(settings.map { $0["capped"] as? Bool } == [true])
+    }
+
     @Test("bad options are errors that say what is allowed")
     func badOptions() throws {
         let sizes = try CLI.run(["bench", "--batch-sizes", "10,0"])
