@@ -45,6 +45,10 @@ public final class TextIndexWriter {
     var groupEnds: [UInt32] = []
     /// Whether the caller marks groups: then the writer flushes by itself only at a group's end.
     var marksGroups = false
+    /// The text field names of every document upserted since the last
+    /// flush, replaced ones included: the space's field names are what was
+    /// ever upserted, however upserts were grouped into flushes.
+    var upsertedFieldNames = Set<String>()
     /// Whether the space's tokenizer stamp was checked (or written) by this writer.
     var tokenizerChecked = false
 
@@ -68,6 +72,7 @@ public final class TextIndexWriter {
         let id = try documentId(identity, allocate: true)!
         let analyzed = AnalyzedDocument(doc, tokenizer: &tokenizer, ranges: &ranges, table: &table, scratch: &occurrences)
         pending[id] = .upsert(doc, identity: identity, analyzed)
+        upsertedFieldNames.formUnion(doc.fields.keys)
         try flushIfFull()
     }
 
@@ -77,6 +82,7 @@ public final class TextIndexWriter {
     public func upsert(_ prepared: PreparedDocument) throws {
         let id = try documentId(prepared.identity, allocate: true)!
         pending[id] = .upsert(prepared.document, identity: prepared.identity, prepared.analyzed(in: &table))
+        upsertedFieldNames.formUnion(prepared.document.fields.keys)
         try flushIfFull()
     }
 
@@ -93,6 +99,7 @@ public final class TextIndexWriter {
         try doc.validate()
         let id = try documentId(prepared.identity, allocate: true)!
         pending[id] = .upsert(doc, identity: prepared.identity, prepared.analyzed(in: &table))
+        upsertedFieldNames.formUnion(doc.fields.keys)
         try flushIfFull()
     }
 
@@ -148,6 +155,7 @@ public final class TextIndexWriter {
     public func removeAll() throws {
         pending.removeAll()
         groupEnds.removeAll()
+        upsertedFieldNames.removeAll()
         identities.removeAll()
         table.removeAll()
         try index.removeSpace(in: txn)
@@ -267,7 +275,6 @@ public final class TextIndexWriter {
                     changes.append(PostingChange(key: UInt64(id), termId: termId, payloadStart: start, payloadEnd: Int32(arena.count)))
                 }
                 try stats!.add(analyzed.fieldLengths)
-                fieldNames.formUnion(doc.fields.keys)
                 for k in AttributeKey.keys(of: doc) { addedValues.insert(TermKey(term: spacePrefix + k + idBytes)) }
             }
         }
@@ -342,6 +349,8 @@ public final class TextIndexWriter {
         try index.meta.put(stats!.encoded(), forKey: index.metaKey(TextIndex.statisticsKey), in: txn)
         flushedNextId = stats!.nextDocumentId
         groupEnds.removeAll(keepingCapacity: true)
+        fieldNames.formUnion(upsertedFieldNames)
+        upsertedFieldNames.removeAll(keepingCapacity: true)
         let known = try index.textFieldNames(in: txn)
         if !fieldNames.isSubset(of: known) {
             try index.meta.put(TextIndex.encodeNames(known.union(fieldNames)), forKey: index.metaKey(TextIndex.fieldNamesKey), in: txn)
