@@ -161,9 +161,13 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
             condition.unlock()
             if group.isEmpty { return }
             store.queue.submit(group.map(\.request)) { store.commit($0) }
-            for entry in group { entry.complete() }
+            // The failure is recorded before any ticket completes: whoever
+            // sees a failed ticket then finds the pipeline halted.
             condition.lock()
             if failure == nil, let error = group.lazy.compactMap(\.request.error).first { failure = error }
+            condition.unlock()
+            for entry in group { entry.complete() }
+            condition.lock()
             inFlight -= group.count
             condition.broadcast()
             condition.unlock()
