@@ -42,17 +42,24 @@ public struct Tokenizer {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }()
 
-    /// What decides the terms of a text: ICU's version (its word break rules
-    /// and dictionaries, its normalization data) and this code's rules, e.g.
-    /// `ICU 72.1, rules 1`. The same identity, the same terms.
-    public static let identity = "ICU \(icuVersion), rules \(rulesVersion)"
+    /// What decides the terms of a text: ICU's major and minor version (its
+    /// word break rules and dictionaries, its normalization data) and this
+    /// code's rules, e.g. `ICU 72.1, rules 1`. The same identity, the same
+    /// terms. A patch release (72.1.1) keeps the identity: it must agree with
+    /// ``identityNumber``, which rebuilds the index when it changes, or a
+    /// store would refuse every index write after the update with nothing
+    /// to rebuild it.
+    public static let identity = "ICU \(icuMajorMinor.major).\(icuMajorMinor.minor), rules \(rulesVersion)"
 
     /// ``identity`` as a number for a projection's version: ICU's major and
     /// minor version and the rules, e.g. 7201 + 100_000 × rules.
-    public static let identityNumber: UInt32 = {
+    public static let identityNumber: UInt32 =
+        UInt32(rulesVersion) * 100_000 + min(icuMajorMinor.major, 999) * 100 + min(icuMajorMinor.minor, 99)
+
+    /// ICU's major and minor version, from ``icuVersion``.
+    static let icuMajorMinor: (major: UInt32, minor: UInt32) = {
         let parts = icuVersion.split(separator: ".").map { UInt32($0) ?? 0 }
-        let major = parts.first ?? 0, minor = parts.count > 1 ? parts[1] : 0
-        return UInt32(rulesVersion) * 100_000 + min(major, 999) * 100 + min(minor, 99)
+        return (parts.first ?? 0, parts.count > 1 ? parts[1] : 0)
     }()
 
     var bounds: [Int32] = []
