@@ -113,3 +113,28 @@ func jsonEqual(_ a: Any, _ b: Any) -> Bool {
           let y = try? JSONSerialization.data(withJSONObject: b, options: options) else { return false }
     return x == y
 }
+
+/// A child process that holds the store open and prints `holding` once it
+/// does; its standard output is read until a marker.
+final class Holder {
+    let process = Process()
+    private let output = Pipe()
+
+    init(_ command: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    func waitFor(_ marker: String) -> String {
+        var text = ""
+        while !text.contains(marker) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        return text
+    }
+}

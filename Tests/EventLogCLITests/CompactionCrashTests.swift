@@ -218,30 +218,6 @@ struct CompactionCrashTests {
     }()
 }
 
-/// A child process that holds the store open and prints `holding` once it does.
-final class Holder {
-    let process = Process()
-    private let output = Pipe()
-
-    init(_ command: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-    }
-
-    func waitFor(_ marker: String) -> String {
-        var text = ""
-        while !text.contains(marker) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
-        return text
-    }
-}
-
 /// A child process with its output in files (never a full pipe), which the
 /// test may kill, stop and wait for.
 final class Spawned {

@@ -20,30 +20,6 @@ struct ReadOnlyCommandTests {
         ].map { $0 + ["--store", store] }
     }
 
-    /// A child process of the package's own (`SyntheticAppender`), its stdout read line by line.
-    final class Child {
-        let process = Process()
-        let output = Pipe()
-
-        init(_ arguments: [String]) throws {
-            process.executableURL = CLI.product("SyntheticAppender")
-            process.arguments = arguments
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-        }
-
-        func waitFor(_ marker: String) -> String {
-            var text = ""
-            while !text.contains(marker) {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            return text
-        }
-    }
-
     @Test("another process holds the write transaction for 20 seconds: every read command exits 0 in under 2 seconds, while it still holds")
     func readsBesideAHeldWriter() throws {
         let dir = try ReadCommandTests.store()
@@ -51,7 +27,7 @@ struct ReadOnlyCommandTests {
         let store = dir.sub("store")
         // It holds for 20 seconds at least, and for as long as the reads take on a slow machine
         // (up to 120): each read must be done while the lock is held for the test to mean anything.
-        let holder = try Child(["hold-write", "--store", store, "--seconds", "120"])
+        let holder = try Holder([CLI.product("SyntheticAppender").path, "hold-write", "--store", store, "--seconds", "120"])
         defer { if holder.process.isRunning { kill(holder.process.processIdentifier, SIGKILL) } }
         #expect(holder.waitFor("holding").contains("holding"))
         let held = DispatchTime.now().uptimeNanoseconds
@@ -88,7 +64,7 @@ struct ReadOnlyCommandTests {
         let dir = try ReadCommandTests.store()
         defer { dir.remove() }
         let store = dir.sub("store")
-        let holder = try Child(["hold-readers", "--store", store, "--count", "1024", "--seconds", "120"])
+        let holder = try Holder([CLI.product("SyntheticAppender").path, "hold-readers", "--store", store, "--count", "1024", "--seconds", "120"])
         defer { if holder.process.isRunning { kill(holder.process.processIdentifier, SIGKILL) } }
         #expect(holder.waitFor("holding").contains("holding 1024"))
         let refused = try CLI.run(["items", "--store", store, "--json"])
