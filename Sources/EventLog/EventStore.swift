@@ -117,16 +117,11 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         try checkWritable(options)
         return try withoutActuallyEscaping(body) { body in
             var receipt: WriteReceipt<R>?
-            // Snapshots a redaction removed, over every run of the closure
-            // (a run that the map's growth undid removed them all the same).
-            var removedSnapshots: [Position] = []
             let request = WriteQueue.Request { txn, head in
-                receipt = try self.perform(options, body, in: txn, head: &head)
-                removedSnapshots += receipt!.removedSnapshots
+                receipt = try self.perform(options, body, in: txn, head: &head, after: receipt)
             }
             queue.submit(request) { group in self.commit(group) }
             if let error = request.error { throw error }
-            receipt!.removedSnapshots = removedSnapshots
             committed(&receipt!)
             return receipt!
         }
@@ -155,10 +150,16 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
 
     /// One request inside the group's transaction, appending after `head`
     /// (the log's last record in `txn`); moves `head` past what it appended.
+    /// `earlier` is the request's receipt from a run that the map's growth
+    /// undid: the snapshots that run removed stay removed, so the new
+    /// receipt reports them too.
     func perform<R>(_ options: WriteOptions, _ body: (LogBatch) throws -> R,
-                    in txn: WriteTransaction, head: inout RecordedHead) throws -> WriteReceipt<R> {
-        if let key = options.idempotencyKey, let earlier = try databases.idempotencyEntry(key, in: txn) {
-            return WriteReceipt(value: nil, positions: earlier.positions, isRetry: true)
+                    in txn: WriteTransaction, head: inout RecordedHead, after earlier: WriteReceipt<R>?) throws -> WriteReceipt<R> {
+        let removedEarlier = earlier?.removedSnapshots ?? []
+        if let key = options.idempotencyKey, let entry = try databases.idempotencyEntry(key, in: txn) {
+            var receipt = WriteReceipt<R>(value: nil, positions: entry.positions, isRetry: true)
+            receipt.removedSnapshots = removedEarlier
+            return receipt
         }
         let batch = try LogBatch(transaction: txn, databases: databases, projections: views.all, head: head,
                                  clock: self.options.clock)
@@ -177,7 +178,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
         var receipt = WriteReceipt(value: value, positions: batch.appended, isRetry: false)
         receipt.redactedFrom = batch.redactedFrom
-        receipt.removedSnapshots = removedSnapshots
+        receipt.removedSnapshots = removedEarlier + removedSnapshots
         head = batch.recordedHead
         return receipt
     }

@@ -109,10 +109,7 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
         let ticket = PipelinedWrite<R>(sequence: submitted)
         let receipt = ReceiptBox<R>()
         let request = WriteQueue.Request(after: last, sequence: submitted) { [store] txn, head in
-            // A run that the map's growth undid removed its snapshots all the same.
-            let removedEarlier = receipt.value?.removedSnapshots ?? []
-            receipt.value = try store.perform(options, body, in: txn, head: &head)
-            receipt.value!.removedSnapshots += removedEarlier
+            receipt.value = try store.perform(options, body, in: txn, head: &head, after: receipt.value)
         }
         last = request
         queued.append(Entry(request: request) { [store] in

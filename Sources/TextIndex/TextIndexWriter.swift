@@ -71,9 +71,7 @@ public final class TextIndexWriter {
         let identity = TextIndex.identityKey(kind: doc.kind, identifier: doc.identifier)
         let id = try documentId(identity, allocate: true)!
         let analyzed = AnalyzedDocument(doc, tokenizer: &tokenizer, ranges: &ranges, table: &table, scratch: &occurrences)
-        pending[id] = .upsert(doc, identity: identity, analyzed)
-        upsertedFieldNames.formUnion(doc.fields.keys)
-        try flushIfFull()
+        try pend(id, doc, identity: identity, analyzed)
     }
 
     /// Adds or replaces a document analyzed ahead of time (see
@@ -81,9 +79,7 @@ public final class TextIndexWriter {
     /// the tokenizing.
     public func upsert(_ prepared: PreparedDocument) throws {
         let id = try documentId(prepared.identity, allocate: true)!
-        pending[id] = .upsert(prepared.document, identity: prepared.identity, prepared.analyzed(in: &table))
-        upsertedFieldNames.formUnion(prepared.document.fields.keys)
-        try flushIfFull()
+        try pend(id, prepared.document, identity: prepared.identity, prepared.analyzed(in: &table))
     }
 
     /// Upserts `doc`, reusing the analysis of `prepared` when it was made
@@ -98,7 +94,13 @@ public final class TextIndexWriter {
         guard let prepared, prepared.hasSameAnalysisInput(as: doc) else { return try upsert(doc) }
         try doc.validate()
         let id = try documentId(prepared.identity, allocate: true)!
-        pending[id] = .upsert(doc, identity: prepared.identity, prepared.analyzed(in: &table))
+        try pend(id, doc, identity: prepared.identity, prepared.analyzed(in: &table))
+    }
+
+    /// Holds the upsert of document `id` until the next flush (replacing one
+    /// pending for it), and flushes when enough are pending.
+    private func pend(_ id: UInt32, _ doc: IndexDocument, identity: [UInt8], _ analyzed: AnalyzedDocument) throws {
+        pending[id] = .upsert(doc, identity: identity, analyzed)
         upsertedFieldNames.formUnion(doc.fields.keys)
         try flushIfFull()
     }
