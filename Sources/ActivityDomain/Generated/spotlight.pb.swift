@@ -309,6 +309,14 @@ nonisolated struct Activitylog_V1_IndexBatchCommitted: Sendable {
 }
 
 /// spotlight.items: space id and uniqueIdentifier → this.
+///
+/// The text is kept once, in the log: the item is not copied here but
+/// referred to. It is bytes [item_offset, item_offset + item_length) of the
+/// payload of the event at `position` (that event's IndexedItem.item field,
+/// which holds the whole item, merged ones included). `item` is set only when
+/// the event's bytes could not be cut into its items (never for events this
+/// code writes); then item_length is 0. Removing an item needs only its
+/// domain and expiration, kept here, so a projection never reads the log.
 nonisolated struct Activitylog_V1_SearchableItemRecord: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -332,11 +340,27 @@ nonisolated struct Activitylog_V1_SearchableItemRecord: Sendable {
   /// the event that first added the item
   var firstPosition: UInt64 = 0
 
+  var itemOffset: UInt32 = 0
+
+  var itemLength: UInt32 = 0
+
+  var domainIdentifier: String {
+    get {_domainIdentifier ?? String()}
+    set {_domainIdentifier = newValue}
+  }
+  /// Returns true if `domainIdentifier` has been explicitly set.
+  var hasDomainIdentifier: Bool {self._domainIdentifier != nil}
+  /// Clears the value of `domainIdentifier`. Subsequent reads from it will return its default value.
+  mutating func clearDomainIdentifier() {self._domainIdentifier = nil}
+
+  var expirationDateMicros: Int64 = 0
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
   fileprivate var _item: Activitylog_V1_SearchableItem? = nil
+  fileprivate var _domainIdentifier: String? = nil
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -755,7 +779,7 @@ nonisolated extension Activitylog_V1_IndexBatchCommitted: SwiftProtobuf.Message,
 
 nonisolated extension Activitylog_V1_SearchableItemRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SearchableItemRecord"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}item\0\u{1}position\0\u{3}indexed_at_micros\0\u{3}first_position\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}item\0\u{1}position\0\u{3}indexed_at_micros\0\u{3}first_position\0\u{3}item_offset\0\u{3}item_length\0\u{3}domain_identifier\0\u{3}expiration_date_micros\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -767,6 +791,10 @@ nonisolated extension Activitylog_V1_SearchableItemRecord: SwiftProtobuf.Message
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.position) }()
       case 3: try { try decoder.decodeSingularSInt64Field(value: &self.indexedAtMicros) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.firstPosition) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.itemOffset) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.itemLength) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self._domainIdentifier) }()
+      case 8: try { try decoder.decodeSingularSInt64Field(value: &self.expirationDateMicros) }()
       default: break
       }
     }
@@ -789,6 +817,18 @@ nonisolated extension Activitylog_V1_SearchableItemRecord: SwiftProtobuf.Message
     if self.firstPosition != 0 {
       try visitor.visitSingularUInt64Field(value: self.firstPosition, fieldNumber: 4)
     }
+    if self.itemOffset != 0 {
+      try visitor.visitSingularUInt32Field(value: self.itemOffset, fieldNumber: 5)
+    }
+    if self.itemLength != 0 {
+      try visitor.visitSingularUInt32Field(value: self.itemLength, fieldNumber: 6)
+    }
+    try { if let v = self._domainIdentifier {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 7)
+    } }()
+    if self.expirationDateMicros != 0 {
+      try visitor.visitSingularSInt64Field(value: self.expirationDateMicros, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -797,6 +837,10 @@ nonisolated extension Activitylog_V1_SearchableItemRecord: SwiftProtobuf.Message
     if lhs.position != rhs.position {return false}
     if lhs.indexedAtMicros != rhs.indexedAtMicros {return false}
     if lhs.firstPosition != rhs.firstPosition {return false}
+    if lhs.itemOffset != rhs.itemOffset {return false}
+    if lhs.itemLength != rhs.itemLength {return false}
+    if lhs._domainIdentifier != rhs._domainIdentifier {return false}
+    if lhs.expirationDateMicros != rhs.expirationDateMicros {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

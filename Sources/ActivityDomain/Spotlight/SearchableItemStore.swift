@@ -11,7 +11,10 @@ import LMDB
 /// for the expiration index, which `purgeExpired` walks across every space.
 ///
 /// Databases:
-/// - `spotlight.items`: space, uniqueIdentifier → `SearchableItemRecord` message.
+/// - `spotlight.items`: space, uniqueIdentifier → `SearchableItemRecord`
+///   message: where the item's bytes are in the log (the event that wrote
+///   it), its domain and expiration; not the item, whose text the log
+///   already holds (read in place through ``LogPayloads``).
 /// - `spotlight.itemsByDomain`: space, first 250 UTF-8 bytes of the domain,
 ///   0x00, identifier → empty. A domain and its subdomains share a key
 ///   prefix, so a recursive listing is one cursor range; the component
@@ -26,7 +29,7 @@ import LMDB
 /// ```
 public struct SearchableItemStore: Projection {
     public var name: String { "spotlight.items" }
-    public var version: UInt32 { 2 }
+    public var version: UInt32 { 3 }
     public var databaseNames: [String] {
         ["spotlight.items", "spotlight.itemsByDomain", "spotlight.itemsByExpiration", "spotlight.clientStates"]
     }
@@ -36,6 +39,10 @@ public struct SearchableItemStore: Projection {
     let byExpiration: Database<[UInt8], [UInt8]>
     let clientStates: Database<SpaceKey, [UInt8]>
     let spaces: SpaceDirectory
+    /// The log of this environment, where the items' bytes are; nil in the
+    /// scratch environment a rebuild writes (which is never read through
+    /// this type).
+    let log: LogPayloads?
     /// Shared with the keyword index of the same ``ActivityViews``: the
     /// event this projection decodes is not decoded again there.
     let decodedEvents: DecodedEventCache
@@ -49,6 +56,7 @@ public struct SearchableItemStore: Projection {
     init(openingIn txn: WriteTransaction, spaces: SpaceDirectory, decodedEvents: DecodedEventCache) throws {
         self.spaces = spaces
         self.decodedEvents = decodedEvents
+        log = try LogPayloads(openingIn: txn)
         records = try txn.createDatabase("spotlight.items")
         byDomain = try txn.createDatabase("spotlight.itemsByDomain")
         byExpiration = try txn.createDatabase("spotlight.itemsByExpiration")
@@ -57,9 +65,36 @@ public struct SearchableItemStore: Projection {
 
     // MARK: Reading
 
-    func rawRecord(_ id: String, space: UInt32, in txn: ReadTransaction) throws -> Activitylog_V1_SearchableItemRecord? {
+    /// The record as stored: ``rawRecord(_:space:in:)`` with the item read from the log.
+    func storedRecord(_ id: String, space: UInt32, in txn: ReadTransaction) throws -> Activitylog_V1_SearchableItemRecord? {
         guard !id.isEmpty, id.utf8.count <= 507 else { return nil }
         return try records.message(SpaceKey(space: space, id), in: txn)
+    }
+
+    /// The record of `id` with its item in it.
+    func rawRecord(_ id: String, space: UInt32, in txn: ReadTransaction) throws -> Activitylog_V1_SearchableItemRecord? {
+        try storedRecord(id, space: space, in: txn).map { try resolved($0, in: txn) }
+    }
+
+    /// `record` with its item, read from the bytes of the event it refers to.
+    func resolved(_ record: Activitylog_V1_SearchableItemRecord, in txn: ReadTransaction) throws -> Activitylog_V1_SearchableItemRecord {
+        guard record.itemLength > 0 else { return record }
+        guard let log else {
+            throw PayloadError("the item store refers to the log, and this environment has none (a rebuild's scratch views are not read)")
+        }
+        let start = Int(record.itemOffset), end = start + Int(record.itemLength)
+        let item = try log.withPayload(at: record.position, in: txn) { payload -> Activitylog_V1_SearchableItem in
+            guard end <= payload.count else {
+                throw PayloadError("an item's bytes \(start)..<\(end) are past the end of the \(payload.count)-byte payload at position \(record.position)")
+            }
+            return try Activitylog_V1_SearchableItem(serializedBytes: [UInt8](payload[start..<end]))
+        }
+        guard let item else {
+            throw PayloadError("an item refers to position \(record.position), which holds no payload (missing or redacted)")
+        }
+        var full = record
+        full.item = item
+        return full
     }
 
     /// The item with this identifier in `space`, or nil.
@@ -72,7 +107,8 @@ public struct SearchableItemStore: Projection {
     public func all(space: UInt32, in txn: ReadTransaction) throws -> [IndexedItem] {
         var result: [IndexedItem] = []
         try records.forEach(inSpace: space, in: txn) { _, value in
-            result.append(IndexedItem(proto: try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8](value))))
+            let record = try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8](value))
+            result.append(IndexedItem(proto: try resolved(record, in: txn)))
             return true
         }
         return result
@@ -112,8 +148,8 @@ public struct SearchableItemStore: Projection {
                 let id = String(decoding: key[(split + 1)...], as: UTF8.self)
                 if split - 4 < Self.domainPrefixBytes {
                     if SpotlightRules.isInDomain(String(decoding: key[4..<split], as: UTF8.self), domain) { found.append(id) }
-                } else if let record = try rawRecord(id, space: space, in: txn),
-                          SpotlightRules.isInDomain(record.item.domainIdentifier, domain) {
+                } else if let record = try storedRecord(id, space: space, in: txn),
+                          SpotlightRules.isInDomain(record.domainIdentifier, domain) {
                     found.append(id)
                 }
             }
@@ -169,17 +205,27 @@ public struct SearchableItemStore: Projection {
         let space = try spaces.appliedID(of: event.user, recorded, in: txn)
         switch event {
         case .itemsIndexed(let m):
-            for indexed in m.items {
-                let id = indexed.item.uniqueIdentifier
-                let old = try rawRecord(id, space: space, in: txn)
-                if let old { try unindex(old.item, space: space, in: txn) }
+            // The items' bytes in the event, referred to instead of copied.
+            let slices = ItemSlices.find(in: recorded.payload).flatMap { $0.count == m.items.count ? $0 : nil }
+            for (i, indexed) in m.items.enumerated() {
+                let item = indexed.item
+                let id = item.uniqueIdentifier
+                let old = try storedRecord(id, space: space, in: txn)
+                if let old { try unindex(old, id: id, space: space, in: txn) }
                 var record = Activitylog_V1_SearchableItemRecord()
-                record.item = indexed.item
+                if let slice = slices?[i] {
+                    record.itemOffset = UInt32(slice.lowerBound)
+                    record.itemLength = UInt32(slice.count)
+                } else {
+                    record.item = item
+                }
                 record.position = recorded.position
                 record.indexedAtMicros = recorded.appendedAtMicroseconds
                 record.firstPosition = old?.firstPosition ?? recorded.position
+                if item.hasDomainIdentifier { record.domainIdentifier = item.domainIdentifier }
+                record.expirationDateMicros = item.expirationDateMicros
                 try records.put(message: record, forKey: SpaceKey(space: space, id), in: txn)
-                try index(indexed.item, space: space, in: txn)
+                try index(record, id: id, space: space, in: txn)
             }
         case .itemsDeleted(let m):
             for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
@@ -196,10 +242,10 @@ public struct SearchableItemStore: Projection {
     }
 
     private func remove(_ id: String, space: UInt32, _ recorded: RecordedEvent, in txn: WriteTransaction) throws {
-        guard let record = try rawRecord(id, space: space, in: txn) else {
+        guard let record = try storedRecord(id, space: space, in: txn) else {
             throw PayloadError("\(recorded.type) at position \(recorded.position) removes item \"\(id)\", which the store does not hold")
         }
-        try unindex(record.item, space: space, in: txn)
+        try unindex(record, id: id, space: space, in: txn)
         try records.delete(SpaceKey(space: space, id), in: txn)
     }
 
@@ -212,24 +258,24 @@ public struct SearchableItemStore: Projection {
         SpaceKey.prefix(of: space) + keyPrefix(domain, limit: Self.domainPrefixBytes) + [0] + Array(id.utf8)
     }
 
-    private func expirationKey(_ item: Activitylog_V1_SearchableItem, space: UInt32) -> [UInt8] {
-        Self.timeKey(item.expirationDateMicros) + SpaceKey.prefix(of: space) + Array(item.uniqueIdentifier.utf8)
+    private func expirationKey(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32) -> [UInt8] {
+        Self.timeKey(record.expirationDateMicros) + SpaceKey.prefix(of: space) + Array(id.utf8)
     }
 
-    private func index(_ item: Activitylog_V1_SearchableItem, space: UInt32, in txn: WriteTransaction) throws {
-        if item.hasDomainIdentifier {
-            try byDomain.put([], forKey: domainKey(item.domainIdentifier, id: item.uniqueIdentifier, space: space), in: txn)
+    private func index(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32, in txn: WriteTransaction) throws {
+        if record.hasDomainIdentifier {
+            try byDomain.put([], forKey: domainKey(record.domainIdentifier, id: id, space: space), in: txn)
         }
-        try byExpiration.put([], forKey: expirationKey(item, space: space), in: txn)
+        try byExpiration.put([], forKey: expirationKey(record, id: id, space: space), in: txn)
     }
 
     /// Everything of one space: its items (and their expiration entries,
     /// found through the items), domains and client states.
     private func removeSpace(_ space: UInt32, in txn: WriteTransaction) throws {
         var expirations: [[UInt8]] = []
-        try records.forEach(inSpace: space, in: txn) { _, value in
+        try records.forEach(inSpace: space, in: txn) { key, value in
             let record = try Activitylog_V1_SearchableItemRecord(serializedBytes: Array(value))
-            expirations.append(expirationKey(record.item, space: space))
+            expirations.append(expirationKey(record, id: String(decoding: key, as: UTF8.self), space: space))
             return true
         }
         for key in expirations { _ = try byExpiration.delete(key, in: txn) }
@@ -239,10 +285,12 @@ public struct SearchableItemStore: Projection {
         try SpaceKey.removeRange(clientStates, prefix: prefix, in: txn)
     }
 
-    private func unindex(_ item: Activitylog_V1_SearchableItem, space: UInt32, in txn: WriteTransaction) throws {
-        if item.hasDomainIdentifier {
-            try byDomain.delete(domainKey(item.domainIdentifier, id: item.uniqueIdentifier, space: space), in: txn)
+    /// Removes what ``index(_:id:space:in:)`` wrote for a stored record,
+    /// from the record alone (the item is not read).
+    private func unindex(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32, in txn: WriteTransaction) throws {
+        if record.hasDomainIdentifier {
+            try byDomain.delete(domainKey(record.domainIdentifier, id: id, space: space), in: txn)
         }
-        try byExpiration.delete(expirationKey(item, space: space), in: txn)
+        try byExpiration.delete(expirationKey(record, id: id, space: space), in: txn)
     }
 }

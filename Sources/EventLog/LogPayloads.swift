@@ -1,0 +1,49 @@
+import LMDB
+
+/// The payloads of a store's log, read in place: for a view that refers to
+/// an event's bytes instead of copying them (the item store keeps where an
+/// item's bytes are in its event, not the item; `Docs/Architecture.md`,
+/// "Text kept once").
+///
+/// ```swift
+/// let log = try LogPayloads(openingIn: txn)        // nil in a scratch environment, which has no log
+/// let title = try log?.withPayload(at: 42, in: txn) { payload in try decode(payload) }
+/// ```
+///
+/// A view that refers to the log must not read it while it is rebuilt:
+/// a rebuild builds views in a scratch environment without a log, and a
+/// projection whose version changed catches up alone. So what a projection
+/// writes may only depend on the event it applies and on its own databases;
+/// reads of referred bytes are for the store's readers and commands, which
+/// always have the log.
+public struct LogPayloads: Sendable {
+    let log: Database<Position, [UInt8]>
+
+    /// The log of the environment `txn` belongs to (`mdb_dbi_open` of `log`,
+    /// without `MDB_CREATE`); nil when it has none.
+    public init?(openingIn txn: ReadTransaction) throws {
+        do {
+            log = try txn.openDatabase("log")
+        } catch LMDBError.notFound {
+            return nil
+        }
+    }
+
+    /// Calls `body` with the payload of the record at `position`, in the
+    /// map (no copy; valid only inside `body`). Nil when there is no record
+    /// at `position` or its payload was redacted; a record too short for its
+    /// own lengths is reported as a corrupt store.
+    public func withPayload<R>(at position: Position, in txn: ReadTransaction,
+                               _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        let found: R?? = try log.withValue(forKey: position, in: txn) { bytes -> R? in
+            let view = RecordLayout.View(bytes: bytes)
+            guard view.isWellFormed else {
+                throw EventLogError(.corrupt, operation: "read payload", "the record's lengths do not match its \(bytes.count) bytes",
+                                    position: position)
+            }
+            guard !view.isRedacted else { return nil }
+            return try body(view.payload)
+        }
+        return found ?? nil
+    }
+}
