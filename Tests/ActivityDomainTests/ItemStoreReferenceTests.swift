@@ -1,0 +1,88 @@
+import EventLog
+import Foundation
+import LMDB
+import SwiftProtobuf
+import Testing
+@testable import ActivityDomain
+
+/// The item store keeps where an item's bytes are in the log, not the item
+/// (`Docs/Architecture.md`, "Text kept once").
+@Suite("The item store refers to the log")
+struct ItemStoreReferenceTests {
+    @Test("an item's text is kept once: its record stays small, and the item reads back whole, after a rebuild too")
+    func textKeptOnce() throws {
+        let path = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let description = String(repeating: "Long description of a latte, word after word. ", count: 400)
+        do {
+            let store = try ActivityStore(path: path, options: testOptions())
+            try store.indexSearchableItems([
+                makeItem("a", domain: "orders", title: "Latte") { $0.attributeSet.contentDescription = description },
+                makeItem("b", title: "Tea"),
+            ], at: at(0))
+            try store.indexSearchableItems([makeItem("c", title: "Mocha") { $0.attributeSet.contentDescription = description }], at: at(1))
+            let stored = try store.read { txn in
+                try store.views.items.records.withValue(forKey: SpaceKey(space: 0, "a"), in: txn) { $0.count }
+            }
+            #expect(description.utf8.count > 18_000)
+            #expect(try #require(stored) < 100, "the record holds the item's text")
+            #expect(try store.item("a")?.item.attributeSet.contentDescription == description)
+            #expect(try store.item("c")?.item.attributeSet.contentDescription == description)
+            #expect(try store.items(inDomain: "orders").map(\.uniqueIdentifier) == ["a"])
+            #expect(try store.eventStore.verifyViews(full: true).isEqual)
+            try store.eventStore.rebuild(full: true)
+            #expect(try store.item("a")?.item.attributeSet.contentDescription == description)
+        }
+        var options = testOptions()
+        options.store.readOnly = true
+        let readOnly = try ActivityStore(path: path, options: options)
+        #expect(try readOnly.items().map(\.uniqueIdentifier) == ["a", "b", "c"])
+        #expect(try readOnly.item("c")?.item.attributeSet.title == "Mocha")
+    }
+
+    @Test("a replaced or merged item reads what its own event wrote, not an older event's bytes")
+    func replacedAndMerged() throws {
+        try withReopenedSpotlightStore { store in
+            try store.indexSearchableItems([makeItem("x", domain: "orders", title: "Latte"), makeItem("y", title: "Tea")], at: at(0))
+            try store.indexSearchableItems([makeItem("x", title: "Flat white")], at: at(1))
+            let update = try SearchableItem(json: JSONValue(parsing: #"{"uniqueIdentifier":"y","isUpdate":true,"attributeSet":{"rating":5}}"#))
+            try store.indexSearchableItems([update], at: at(2))
+            let x = try #require(try store.item("x"))
+            #expect(x.item.attributeSet.title == "Flat white")
+            #expect(x.item.domainIdentifier == nil)
+            let y = try #require(try store.item("y"))
+            #expect(y.item.attributeSet.title == "Tea")
+            #expect(y.item.attributeSet.rating == 5)
+            #expect(y.position == 3 && y.firstPosition == 1)
+            #expect(try store.items(inDomain: "orders").isEmpty)
+        }
+    }
+
+    @Test("the slices of a payload decode to its items; an encoding that cannot be cut is refused")
+    func slices() throws {
+        var event = Activitylog_V1_SearchableItemsIndexed()
+        for (i, title) in ["Latte", "", "Tea ☕︎"].enumerated() {
+            var indexed = Activitylog_V1_IndexedItem()
+            indexed.item.uniqueIdentifier = "id-\(i)"
+            indexed.item.attributeSet.title = title
+            indexed.outcome = .added
+            indexed.setAttributes = ["title"]
+            event.items.append(indexed)
+        }
+        event.droppedUpdates = ["gone"]
+        event.user = "alice"
+        let payload: [UInt8] = try event.serializedBytes()
+        let slices = try #require(ItemSlices.find(in: payload))
+        #expect(slices.count == 3)
+        for (slice, indexed) in zip(slices, event.items) {
+            #expect(try Activitylog_V1_SearchableItem(serializedBytes: Array(payload[slice])) == indexed.item)
+        }
+        // An IndexedItem whose item field occurs twice: a decoder merges the two, so no one slice is the item.
+        let item: [UInt8] = try event.items[0].item.serializedBytes()
+        let inner = [0x0A, UInt8(item.count)] + item + [0x0A, UInt8(item.count)] + item
+        #expect(ItemSlices.find(in: [0x0A, UInt8(inner.count)] + inner) == nil)
+        #expect(ItemSlices.find(in: Array(payload.dropLast())) == nil)
+        #expect(ItemSlices.find(in: payload + [0x0F]) == nil)   // wire type 7 does not exist
+        #expect(ItemSlices.find(in: []) == [])
+    }
+}
