@@ -34,7 +34,8 @@ extension EventStore {
             }
             // Events appended while the scratch views were built.
             let head = try databases.head(in: txn).position
-            let writers = try views.all.map { try $0.makeWriter(in: txn) }
+            let log = logReader(in: txn)
+            let writers = try views.all.map { try $0.makeWriter(in: txn, log: log) }
             try forEachRecord(after: builder.position, through: head, in: txn) { event in
                 for writer in writers { try writer.apply(event) }
                 return true

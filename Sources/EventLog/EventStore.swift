@@ -293,7 +293,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// from its own checkpoint on, and moves their checkpoints.
     private func apply(from: Position, through: Position, lagging: [(projection: any Projection, from: Position)],
                        in txn: WriteTransaction) throws {
-        let writers = try lagging.map { (try $0.projection.makeWriter(in: txn), $0.from) }
+        let log = logReader(in: txn)
+        let writers = try lagging.map { (try $0.projection.makeWriter(in: txn, log: log), $0.from) }
         try forEachRecord(after: from - 1, through: through, in: txn) { event in
             for (writer, start) in writers where event.position >= start { try writer.apply(event) }
             return true
@@ -325,6 +326,13 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// The last position in the log; 0 when it is empty.
     public func head() throws -> Position {
         try environment.read { try databases.head(in: $0).position }
+    }
+
+    /// The log's payloads as `txn` sees them, for a projection writer that
+    /// applies this store's events in another environment
+    /// (``Projection/makeWriter(in:log:)``).
+    public func logReader(in txn: ReadTransaction) -> LogReader {
+        LogReader(payloads: LogPayloads(databases.log), transaction: txn)
     }
 
     /// The last position in the log as `txn` sees it.

@@ -38,7 +38,8 @@ public final class LogBatch {
         self.databases = databases
         self.clock = clock
         (head, link) = (recorded.position, recorded.link)
-        writers = try projections.map { try $0.makeWriter(in: transaction) }
+        let log = LogReader(payloads: LogPayloads(databases.log), transaction: transaction)
+        writers = try projections.map { try $0.makeWriter(in: transaction, log: log) }
     }
 
     /// The positions appended by this batch.

@@ -21,6 +21,10 @@ public struct LogPayloads: Sendable {
 
     /// The log of the environment `txn` belongs to (`mdb_dbi_open` of `log`,
     /// without `MDB_CREATE`); nil when it has none.
+    init(_ log: Database<Position, [UInt8]>) {
+        self.log = log
+    }
+
     public init?(openingIn txn: ReadTransaction) throws {
         do {
             log = try txn.openDatabase("log")
@@ -45,5 +49,26 @@ public struct LogPayloads: Sendable {
             return try body(view.payload)
         }
         return found ?? nil
+    }
+}
+
+/// A log's payloads and the transaction to read them in: what the engine
+/// hands a projection writer (``Projection/makeWriter(in:log:)``).
+///
+/// ```swift
+/// let text = try log.withPayload(at: position) { payload in String(decoding: payload, as: UTF8.self) }
+/// ```
+public struct LogReader {
+    public let payloads: LogPayloads
+    public let transaction: ReadTransaction
+
+    public init(payloads: LogPayloads, transaction: ReadTransaction) {
+        self.payloads = payloads
+        self.transaction = transaction
+    }
+
+    /// ``LogPayloads/withPayload(at:in:_:)`` in ``transaction``.
+    public func withPayload<R>(at position: Position, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try payloads.withPayload(at: position, in: transaction, body)
     }
 }

@@ -39,6 +39,20 @@ public protocol Projection: Sendable {
     /// its ``ProjectionWriter/apply(_:)`` in order, then ``ProjectionWriter/finish()``
     /// runs once before the commit.
     func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter
+    /// A writer that may read earlier payloads of the log it applies, for a
+    /// view that refers to bytes in the log instead of copying them (the
+    /// keyword index reads a replaced document's old text there). `log`
+    /// reads the log being applied: the store's own, or in a rebuild the
+    /// live store's, which the scratch environment `txn` writes does not
+    /// hold. What the writer reads there must be a function of the log, as
+    /// everything else it writes. By default, ``makeWriter(in:)``.
+    func makeWriter(in txn: WriteTransaction, log: LogReader) throws -> any ProjectionWriter
+}
+
+extension Projection {
+    public func makeWriter(in txn: WriteTransaction, log: LogReader) throws -> any ProjectionWriter {
+        try makeWriter(in: txn)
+    }
 }
 
 /// Applies the events of one transaction to one projection. It may keep

@@ -174,7 +174,9 @@ final class ViewBuilder<Views: ProjectionSet> {
         let start = position
         let applied = try target.write { txn in
             try reading { live in
-                let writers = try views.all.map { try $0.makeWriter(in: txn) }
+                // The log is the source's, read in the transaction the events are read in.
+                let log = source.logReader(in: live)
+                let writers = try views.all.map { try $0.makeWriter(in: txn, log: log) }
                 var applied = 0, bytes = 0
                 try source.forEachRecord(after: start, through: end, in: live) { event in
                     for writer in writers { try writer.apply(event) }

@@ -4,13 +4,16 @@ import Foundation
 /// deterministic, length-prefixed binary encoding.
 ///
 /// ```
-/// u8      format (1)
+/// u8      format: 1, or 2 for a document whose text the caller keeps
 /// str     kind                      str = varint byte count, UTF-8 bytes
 /// str     identifier
 /// u8      1 when an expiration date follows, else 0
 /// [f64]   expirationDate            seconds since 2001-01-01T00:00:00Z, IEEE 754 bits, big-endian
+/// format 1:
 /// varint  field count, then by name (UTF-8 byte order):
 ///           str name, varint value count, str value…
+/// format 2:
+/// str     the text reference (``IndexDocument/textReference``), instead of the fields
 /// varint  attribute count, then by name:
 ///           str name, u8 type (1 strings, 2 numbers, 3 dates), varint count,
 ///           values: str for strings, f64 (as above) for numbers and dates
@@ -25,10 +28,11 @@ import Foundation
 /// ```
 enum DocumentRecord {
     static let format: UInt8 = 1
+    static let referenceFormat: UInt8 = 2
 
     static func encode(_ doc: IndexDocument) -> [UInt8] {
         var w = ByteWriter(capacity: 256)
-        w.byte(format)
+        w.byte(doc.textReference == nil ? format : referenceFormat)
         w.string(doc.kind)
         w.string(doc.identifier)
         if let e = doc.expirationDate {
@@ -37,13 +41,18 @@ enum DocumentRecord {
         } else {
             w.byte(0)
         }
-        let fieldNames = doc.fields.keys.sorted(by: utf8Less)
-        w.varint(fieldNames.count)
-        for name in fieldNames {
-            w.string(name)
-            let values = doc.fields[name]!
-            w.varint(values.count)
-            for v in values { w.string(v) }
+        if let reference = doc.textReference {
+            w.varint(reference.count)
+            w.append(reference)
+        } else {
+            let fieldNames = doc.fields.keys.sorted(by: utf8Less)
+            w.varint(fieldNames.count)
+            for name in fieldNames {
+                w.string(name)
+                let values = doc.fields[name]!
+                w.varint(values.count)
+                for v in values { w.string(v) }
+            }
         }
         let attributeNames = doc.attributes.keys.sorted(by: utf8Less)
         w.varint(attributeNames.count)
@@ -67,17 +76,26 @@ enum DocumentRecord {
         return w.bytes
     }
 
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> IndexDocument {
+    /// The whole document; a format-2 record's fields come from `text`
+    /// (``TextIndexError/noTextSource(identifier:)`` without one).
+    static func decode(_ bytes: UnsafeRawBufferPointer, text: TextIndex.TextSource?) throws -> IndexDocument {
         var r = ByteReader(bytes)
         var doc = try header(&r)
-        let fieldCount = try r.int()
-        for _ in 0..<fieldCount {
-            let name = try r.string()
-            let n = try r.count()
-            var values: [String] = []
-            values.reserveCapacity(n)
-            for _ in 0..<n { values.append(try r.string()) }
-            doc.fields[name] = values
+        if bytes[0] == referenceFormat {
+            let reference = try r.bytes(try r.int())
+            doc.textReference = [UInt8](reference)
+            guard let text else { throw TextIndexError.noTextSource(identifier: doc.identifier) }
+            doc.fields = try text(reference)
+        } else {
+            let fieldCount = try r.int()
+            for _ in 0..<fieldCount {
+                let name = try r.string()
+                let n = try r.count()
+                var values: [String] = []
+                values.reserveCapacity(n)
+                for _ in 0..<n { values.append(try r.string()) }
+                doc.fields[name] = values
+            }
         }
         let attributeCount = try r.int()
         for _ in 0..<attributeCount {
@@ -115,7 +133,10 @@ enum DocumentRecord {
     /// The header (kind, identifier, expiration) and the values of `name`
     /// (a field, else an attribute), decoding nothing else: what checking
     /// a query candidate needs.
-    static func values(named name: [UInt8], in bytes: UnsafeRawBufferPointer) throws -> (header: IndexDocument, values: NamedValues) {
+    /// (Of a format-2 record, the fields come from `text`, read only when
+    /// `name` is not an attribute.)
+    static func values(named name: [UInt8], in bytes: UnsafeRawBufferPointer,
+                       text: TextIndex.TextSource?) throws -> (header: IndexDocument, values: NamedValues) {
         var r = ByteReader(bytes)
         let doc = try header(&r)
         func nameMatches(_ r: inout ByteReader) throws -> Bool {
@@ -123,17 +144,22 @@ enum DocumentRecord {
             let stored = try r.bytes(n)
             return stored.elementsEqual(name)
         }
-        let fieldCount = try r.int()
-        for _ in 0..<fieldCount {
-            let match = try nameMatches(&r)
-            let n = try r.count()
-            if match {
-                var values: [String] = []
-                values.reserveCapacity(n)
-                for _ in 0..<n { values.append(try r.string()) }
-                return (doc, .strings(values))
+        var reference: UnsafeRawBufferPointer?
+        if bytes[0] == referenceFormat {
+            reference = try r.bytes(try r.int())
+        } else {
+            let fieldCount = try r.int()
+            for _ in 0..<fieldCount {
+                let match = try nameMatches(&r)
+                let n = try r.count()
+                if match {
+                    var values: [String] = []
+                    values.reserveCapacity(n)
+                    for _ in 0..<n { values.append(try r.string()) }
+                    return (doc, .strings(values))
+                }
+                for _ in 0..<n { try r.skipString() }
             }
-            for _ in 0..<n { try r.skipString() }
         }
         let attributeCount = try r.int()
         for _ in 0..<attributeCount {
@@ -155,6 +181,10 @@ enum DocumentRecord {
                 throw TextIndexError.corrupt("attribute type \(type)")
             }
         }
+        if let reference {
+            guard let text else { throw TextIndexError.noTextSource(identifier: doc.identifier) }
+            if let values = try text(reference)[String(decoding: name, as: UTF8.self)] { return (doc, .strings(values)) }
+        }
         return (doc, .absent)
     }
 
@@ -166,7 +196,7 @@ enum DocumentRecord {
 
     private static func header(_ r: inout ByteReader) throws -> IndexDocument {
         let f = try r.byte()
-        guard f == format else { throw TextIndexError.corrupt("document format \(f)") }
+        guard f == format || f == referenceFormat else { throw TextIndexError.corrupt("document format \(f)") }
         let kind = try r.string()
         let identifier = try r.string()
         var doc = IndexDocument(kind: kind, identifier: identifier)

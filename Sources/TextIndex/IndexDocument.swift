@@ -30,6 +30,11 @@ public struct IndexDocument: Sendable, Equatable {
     public var attributes: [String: AttributeValue]
     /// After this instant the document is left out of results.
     public var expirationDate: Date?
+    /// Where the caller keeps this document's text, when it keeps it: then
+    /// the index stores these bytes instead of ``fields`` and reads the
+    /// fields back through its ``TextIndex/TextSource`` (the keyword
+    /// projection refers to an item's bytes in the log). At most 64 bytes.
+    public var textReference: [UInt8]?
 
     public init(kind: String, identifier: String, fields: [String: [String]] = [:],
                 attributes: [String: AttributeValue] = [:], expirationDate: Date? = nil) {
@@ -58,6 +63,9 @@ public struct IndexDocument: Sendable, Equatable {
             if attributes[name] != nil { throw TextIndexError.duplicateName(name) }
         }
         for name in attributes.keys { try IndexDocument.validateName(name) }
+        if let textReference, textReference.isEmpty || textReference.count > 64 {
+            throw TextIndexError.invalidTextReference(bytes: textReference.count)
+        }
     }
 
     static func validateName(_ name: String) throws {

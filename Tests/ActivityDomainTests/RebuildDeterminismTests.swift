@@ -39,10 +39,14 @@ struct RebuildDeterminismTests {
         var index = 0
         while index < events.count {
             let slice = events[index..<min(index + chunk, events.count)]
-            try environment.write { txn in
-                let writers = try views.all.map { try $0.makeWriter(in: txn) }
-                for event in slice { for writer in writers { try writer.apply(event) } }
-                for writer in writers { try writer.finish() }
+            // The log is the store's, as in the engine's rebuild: the new environment has none.
+            try store.eventStore.environment.read { live in
+                let log = store.eventStore.logReader(in: live)
+                try environment.write { txn in
+                    let writers = try views.all.map { try $0.makeWriter(in: txn, log: log) }
+                    for event in slice { for writer in writers { try writer.apply(event) } }
+                    for writer in writers { try writer.finish() }
+                }
             }
             index += chunk
         }

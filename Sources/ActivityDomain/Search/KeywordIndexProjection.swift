@@ -27,11 +27,12 @@ import TextIndex
 /// removes documents is flushed at once (see ``Writer/apply(_:)``).
 public struct KeywordIndexProjection: Projection {
     public var name: String { "search.keywords" }
-    /// 4 (the layout: runs, no term lists) and the tokenizer that made the
-    /// terms (``Tokenizer/identityNumber``: its rules and ICU's version), so
-    /// that a process with another ICU rebuilds the index rather than remove
-    /// a document's terms as another tokenizer splits its stored text.
-    public var version: UInt32 { 4 * 1_000_000 + Tokenizer.identityNumber }
+    /// 5 (the layout: runs, no term lists, items' text referred to in the
+    /// log) and the tokenizer that made the terms (``Tokenizer/identityNumber``:
+    /// its rules and ICU's version), so that a process with another ICU
+    /// rebuilds the index rather than remove a document's terms as another
+    /// tokenizer splits its stored text.
+    public var version: UInt32 { 5 * 1_000_000 + Tokenizer.identityNumber }
     public var databaseNames: [String] { TextIndex.databaseNames(prefix: Self.prefix) }
 
     static let prefix = "search."
@@ -54,13 +55,26 @@ public struct KeywordIndexProjection: Projection {
     }
 
     init(openingIn txn: WriteTransaction, spaces: SpaceDirectory, decodedEvents: DecodedEventCache) throws {
-        index = try TextIndex(openingIn: txn, prefix: Self.prefix)
+        var index = try TextIndex(openingIn: txn, prefix: Self.prefix)
+        // An item document's text is its item's bytes in the log (ItemTextReference).
+        if let payloads = try LogPayloads(openingIn: txn) {
+            index.textReader = { reference, txn in
+                try ItemTextReference.fields(reference) { position, body in try payloads.withPayload(at: position, in: txn, body) }
+            }
+        }
+        self.index = index
         self.spaces = spaces
         self.decodedEvents = decodedEvents
     }
 
     public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
-        Writer(index: index, spaces: spaces, transaction: txn, prepared: preparedDocuments, decodedEvents: decodedEvents)
+        Writer(index: index, spaces: spaces, transaction: txn, prepared: preparedDocuments, decodedEvents: decodedEvents, log: nil)
+    }
+
+    /// A replaced item's old text is read from `log`, the log being applied
+    /// (in a rebuild, the live store's: the scratch views have no log).
+    public func makeWriter(in txn: WriteTransaction, log: LogReader) throws -> any ProjectionWriter {
+        Writer(index: index, spaces: spaces, transaction: txn, prepared: preparedDocuments, decodedEvents: decodedEvents, log: log)
     }
 
     final class Writer: ProjectionWriter {
@@ -73,14 +87,23 @@ public struct KeywordIndexProjection: Projection {
         private var writers: [UInt32: TextIndexWriter] = [:]
         /// The writer of the current event's space.
         private var writer: TextIndexWriter!
+        /// Reads the text of item documents from the log being applied (nil: the index's own reader).
+        let text: TextIndex.TextSource?
 
         init(index: TextIndex, spaces: SpaceDirectory, transaction: WriteTransaction, prepared: PreparedDocumentCache,
-             decodedEvents: DecodedEventCache) {
+             decodedEvents: DecodedEventCache, log: LogReader?) {
             self.index = index
             self.spaces = spaces
             self.txn = transaction
             self.prepared = prepared
             self.decodedEvents = decodedEvents
+            text = log.map { log in
+                { reference in try ItemTextReference.fields(reference) { position, body in try log.withPayload(at: position, body) } }
+            }
+        }
+
+        private func makeWriter(space: UInt32) -> TextIndexWriter {
+            index.space(space).writer(in: txn, marksGroups: true, text: text)
         }
 
         private func selectWriter(user: String, _ recorded: RecordedEvent) throws {
@@ -89,7 +112,7 @@ public struct KeywordIndexProjection: Projection {
                 writer = existing
             } else {
                 // Groups are the events, from the first one: runs are a function of the log, not of transactions.
-                writer = index.space(space).writer(in: txn, marksGroups: true)
+                writer = makeWriter(space: space)
                 writers[space] = writer
             }
         }
@@ -97,13 +120,13 @@ public struct KeywordIndexProjection: Projection {
         func apply(_ recorded: RecordedEvent) throws {
             removed = false
             if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
-                let writer = writers.removeValue(forKey: forgotten) ?? index.space(forgotten).writer(in: txn, marksGroups: true)
+                let writer = writers.removeValue(forKey: forgotten) ?? makeWriter(space: forgotten)
                 try writer.removeAll()
                 return
             }
             if let event = try decodedEvents.spotlightEvent(recorded, keep: false) {
                 try selectWriter(user: event.user, recorded)
-                try apply(event)
+                try apply(event, recorded)
             } else if let event = try ActivityEvent(recorded), let user = event.user {
                 try selectWriter(user: user, recorded)
                 try apply(event)
@@ -135,11 +158,16 @@ public struct KeywordIndexProjection: Projection {
             try remove(kind: SearchDocuments.itemKind, id)
         }
 
-        private func apply(_ event: SpotlightEvent) throws {
+        private func apply(_ event: SpotlightEvent, _ recorded: RecordedEvent) throws {
             switch event {
             case .itemsIndexed(let m):
-                for indexed in m.items {
-                    let doc = SearchDocuments.item(indexed.item)
+                // The items' text stays in the log: docs refers to it.
+                let slices = ItemSlices.find(in: recorded.payload).flatMap { $0.count == m.items.count ? $0 : nil }
+                for (i, indexed) in m.items.enumerated() {
+                    var doc = SearchDocuments.item(indexed.item)
+                    if let slice = slices?[i] {
+                        doc.textReference = ItemTextReference(position: recorded.position, slice: slice).bytes
+                    }
                     try writer.upsert(doc, reusing: prepared.document(kind: doc.kind, identifier: doc.identifier))
                 }
             case .itemsDeleted(let m):
