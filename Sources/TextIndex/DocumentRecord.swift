@@ -9,11 +9,11 @@ import Foundation
 /// str     identifier
 /// u8      1 when an expiration date follows, else 0
 /// [f64]   expirationDate            seconds since 2001-01-01T00:00:00Z, IEEE 754 bits, big-endian
+/// format 2 (the caller keeps the fields and attributes):
+/// str     the content reference (``IndexDocument/contentReference``); nothing follows
 /// format 1:
 /// varint  field count, then by name (UTF-8 byte order):
 ///           str name, varint value count, str value…
-/// format 2:
-/// str     the text reference (``IndexDocument/textReference``), instead of the fields
 /// varint  attribute count, then by name:
 ///           str name, u8 type (1 strings, 2 numbers, 3 dates), varint count,
 ///           values: str for strings, f64 (as above) for numbers and dates
@@ -32,7 +32,7 @@ enum DocumentRecord {
 
     static func encode(_ doc: IndexDocument) -> [UInt8] {
         var w = ByteWriter(capacity: 256)
-        w.byte(doc.textReference == nil ? format : referenceFormat)
+        w.byte(doc.contentReference == nil ? format : referenceFormat)
         w.string(doc.kind)
         w.string(doc.identifier)
         if let e = doc.expirationDate {
@@ -41,18 +41,18 @@ enum DocumentRecord {
         } else {
             w.byte(0)
         }
-        if let reference = doc.textReference {
+        if let reference = doc.contentReference {
             w.varint(reference.count)
             w.append(reference)
-        } else {
-            let fieldNames = doc.fields.keys.sorted(by: utf8Less)
-            w.varint(fieldNames.count)
-            for name in fieldNames {
-                w.string(name)
-                let values = doc.fields[name]!
-                w.varint(values.count)
-                for v in values { w.string(v) }
-            }
+            return w.bytes
+        }
+        let fieldNames = doc.fields.keys.sorted(by: utf8Less)
+        w.varint(fieldNames.count)
+        for name in fieldNames {
+            w.string(name)
+            let values = doc.fields[name]!
+            w.varint(values.count)
+            for v in values { w.string(v) }
         }
         let attributeNames = doc.attributes.keys.sorted(by: utf8Less)
         w.varint(attributeNames.count)
@@ -76,26 +76,28 @@ enum DocumentRecord {
         return w.bytes
     }
 
-    /// The whole document; a format-2 record's fields come from `text`
-    /// (``TextIndexError/noTextSource(identifier:)`` without one).
-    static func decode(_ bytes: UnsafeRawBufferPointer, text: TextIndex.TextSource?) throws -> IndexDocument {
+    /// The whole document; a format-2 record's fields and attributes come
+    /// from `content` (``TextIndexError/noContentSource(identifier:)``
+    /// without one).
+    static func decode(_ bytes: UnsafeRawBufferPointer, content: TextIndex.ContentSource?) throws -> IndexDocument {
         var r = ByteReader(bytes)
         var doc = try header(&r)
-        if bytes[0] == referenceFormat {
-            let reference = try r.bytes(try r.int())
-            doc.textReference = [UInt8](reference)
-            guard let text else { throw TextIndexError.noTextSource(identifier: doc.identifier) }
-            doc.fields = try text(reference)
-        } else {
-            let fieldCount = try r.int()
-            for _ in 0..<fieldCount {
-                let name = try r.string()
-                let n = try r.count()
-                var values: [String] = []
-                values.reserveCapacity(n)
-                for _ in 0..<n { values.append(try r.string()) }
-                doc.fields[name] = values
-            }
+        if let reference = try reference(bytes, &r) {
+            guard let content else { throw TextIndexError.noContentSource(identifier: doc.identifier) }
+            let kept = try content(reference)
+            doc.fields = kept.fields
+            doc.attributes = kept.attributes
+            doc.contentReference = [UInt8](reference)
+            return doc
+        }
+        let fieldCount = try r.int()
+        for _ in 0..<fieldCount {
+            let name = try r.string()
+            let n = try r.count()
+            var values: [String] = []
+            values.reserveCapacity(n)
+            for _ in 0..<n { values.append(try r.string()) }
+            doc.fields[name] = values
         }
         let attributeCount = try r.int()
         for _ in 0..<attributeCount {
@@ -133,33 +135,39 @@ enum DocumentRecord {
     /// The header (kind, identifier, expiration) and the values of `name`
     /// (a field, else an attribute), decoding nothing else: what checking
     /// a query candidate needs.
-    /// (Of a format-2 record, the fields come from `text`, read only when
-    /// `name` is not an attribute.)
+    /// (A format-2 record's come from `content`.)
     static func values(named name: [UInt8], in bytes: UnsafeRawBufferPointer,
-                       text: TextIndex.TextSource?) throws -> (header: IndexDocument, values: NamedValues) {
+                       content: TextIndex.ContentSource?) throws -> (header: IndexDocument, values: NamedValues) {
         var r = ByteReader(bytes)
         let doc = try header(&r)
+        if let reference = try reference(bytes, &r) {
+            guard let content else { throw TextIndexError.noContentSource(identifier: doc.identifier) }
+            let kept = try content(reference)
+            let key = String(decoding: name, as: UTF8.self)
+            if let values = kept.fields[key] { return (doc, .strings(values)) }
+            switch kept.attributes[key] {
+            case .strings(let values): return (doc, .strings(values))
+            case .numbers(let values): return (doc, .other(values.count))
+            case .dates(let values): return (doc, .other(values.count))
+            case nil: return (doc, .absent)
+            }
+        }
         func nameMatches(_ r: inout ByteReader) throws -> Bool {
             let n = try r.int()
             let stored = try r.bytes(n)
             return stored.elementsEqual(name)
         }
-        var reference: UnsafeRawBufferPointer?
-        if bytes[0] == referenceFormat {
-            reference = try r.bytes(try r.int())
-        } else {
-            let fieldCount = try r.int()
-            for _ in 0..<fieldCount {
-                let match = try nameMatches(&r)
-                let n = try r.count()
-                if match {
-                    var values: [String] = []
-                    values.reserveCapacity(n)
-                    for _ in 0..<n { values.append(try r.string()) }
-                    return (doc, .strings(values))
-                }
-                for _ in 0..<n { try r.skipString() }
+        let fieldCount = try r.int()
+        for _ in 0..<fieldCount {
+            let match = try nameMatches(&r)
+            let n = try r.count()
+            if match {
+                var values: [String] = []
+                values.reserveCapacity(n)
+                for _ in 0..<n { values.append(try r.string()) }
+                return (doc, .strings(values))
             }
+            for _ in 0..<n { try r.skipString() }
         }
         let attributeCount = try r.int()
         for _ in 0..<attributeCount {
@@ -181,11 +189,13 @@ enum DocumentRecord {
                 throw TextIndexError.corrupt("attribute type \(type)")
             }
         }
-        if let reference {
-            guard let text else { throw TextIndexError.noTextSource(identifier: doc.identifier) }
-            if let values = try text(reference)[String(decoding: name, as: UTF8.self)] { return (doc, .strings(values)) }
-        }
         return (doc, .absent)
+    }
+
+    /// The content reference of a format-2 record, read after its header; nil for format 1.
+    private static func reference(_ bytes: UnsafeRawBufferPointer, _ r: inout ByteReader) throws -> UnsafeRawBufferPointer? {
+        guard bytes[0] == referenceFormat else { return nil }
+        return try r.bytes(try r.int())
     }
 
     /// Kind, identifier and expiration only: what a search result needs.

@@ -30,11 +30,13 @@ public struct IndexDocument: Sendable, Equatable {
     public var attributes: [String: AttributeValue]
     /// After this instant the document is left out of results.
     public var expirationDate: Date?
-    /// Where the caller keeps this document's text, when it keeps it: then
-    /// the index stores these bytes instead of ``fields`` and reads the
-    /// fields back through its ``TextIndex/TextSource`` (the keyword
-    /// projection refers to an item's bytes in the log). At most 64 bytes.
-    public var textReference: [UInt8]?
+    /// Where the caller keeps this document's content, when it keeps it:
+    /// then the index stores these bytes instead of ``fields`` and
+    /// ``attributes`` and reads them back through a
+    /// ``TextIndex/ContentSource``, which must give them exactly as they
+    /// were upserted (the keyword projection refers to an item's bytes in
+    /// the log). At most 64 bytes.
+    public var contentReference: [UInt8]?
 
     public init(kind: String, identifier: String, fields: [String: [String]] = [:],
                 attributes: [String: AttributeValue] = [:], expirationDate: Date? = nil) {
@@ -63,8 +65,8 @@ public struct IndexDocument: Sendable, Equatable {
             if attributes[name] != nil { throw TextIndexError.duplicateName(name) }
         }
         for name in attributes.keys { try IndexDocument.validateName(name) }
-        if let textReference, textReference.isEmpty || textReference.count > 64 {
-            throw TextIndexError.invalidTextReference(bytes: textReference.count)
+        if let contentReference, contentReference.isEmpty || contentReference.count > 64 {
+            throw TextIndexError.invalidContentReference(bytes: contentReference.count)
         }
     }
 

@@ -60,24 +60,27 @@ public struct TextIndex: Sendable {
     /// another for a value made by ``space(_:)``.
     public private(set) var spaceId: UInt32 = 0
 
-    /// Reads the text fields of a document stored by reference (its
-    /// ``IndexDocument/textReference``).
-    public typealias TextSource = (UnsafeRawBufferPointer) throws -> [String: [String]]
-    /// What reads, in a transaction, the text of the documents whose caller
-    /// keeps it (``IndexDocument/textReference``): what a query checking a
-    /// text field and ``document(kind:identifier:in:)`` call. Nil when no
-    /// document is stored by reference.
+    /// Reads the text fields and attributes of a document stored by
+    /// reference (its ``IndexDocument/contentReference``).
+    public typealias ContentSource = (UnsafeRawBufferPointer) throws -> (fields: [String: [String]], attributes: [String: AttributeValue])
+    /// What reads, in a transaction, the content of the documents whose
+    /// caller keeps it (``IndexDocument/contentReference``): what a query
+    /// checking a value and ``document(kind:identifier:in:)`` call. Nil when
+    /// no document is stored by reference.
     ///
     /// ```swift
     /// var index = try TextIndex(openingIn: txn)
-    /// index.textReader = { reference, txn in try myStore.fields(at: reference, in: txn) }
+    /// index.contentReader = { reference, txn in
+    ///     let doc = try myStore.document(at: reference, in: txn)
+    ///     return (doc.fields, doc.attributes)
+    /// }
     /// ```
-    public var textReader: (@Sendable (UnsafeRawBufferPointer, ReadTransaction) throws -> [String: [String]])?
+    public var contentReader: (@Sendable (UnsafeRawBufferPointer, ReadTransaction) throws -> (fields: [String: [String]], attributes: [String: AttributeValue]))?
 
-    /// ``textReader`` bound to `txn`.
-    func textSource(in txn: ReadTransaction) -> TextSource? {
-        guard let textReader else { return nil }
-        return { reference in try textReader(reference, txn) }
+    /// ``contentReader`` bound to `txn`.
+    func contentSource(in txn: ReadTransaction) -> ContentSource? {
+        guard let contentReader else { return nil }
+        return { reference in try contentReader(reference, txn) }
     }
 
     /// The attributes of the specification's query language: Core Spotlight's
@@ -145,12 +148,12 @@ public struct TextIndex: Sendable {
     /// on the groups alone, not on how they were spread over transactions
     /// (a group of more than 4,096 documents is not cut in two).
     ///
-    /// `text` reads the text of documents stored by reference (a replaced
-    /// one is tokenized again); by default ``textReader`` in `txn`.
-    public func writer(in txn: WriteTransaction, marksGroups: Bool = false, text: TextSource? = nil) -> TextIndexWriter {
+    /// `content` reads the content of documents stored by reference (a
+    /// replaced one is tokenized again); by default ``contentReader`` in `txn`.
+    public func writer(in txn: WriteTransaction, marksGroups: Bool = false, content: ContentSource? = nil) -> TextIndexWriter {
         let writer = TextIndexWriter(index: self, transaction: txn)
         writer.marksGroups = marksGroups
-        writer.text = text ?? textSource(in: txn)
+        writer.content = content ?? contentSource(in: txn)
         return writer
     }
 
@@ -163,7 +166,7 @@ public struct TextIndex: Sendable {
     /// The stored document of `kind` and `identifier` in the space, or nil.
     public func document(kind: String, identifier: String, in txn: ReadTransaction) throws -> IndexDocument? {
         guard let id = try documentId(TextIndex.identityKey(kind: kind, identifier: identifier), in: txn) else { return nil }
-        return try docs.withValue(forKey: SpaceKey(space: spaceId, id), in: txn) { try DocumentRecord.decode($0, text: textSource(in: txn)) }
+        return try docs.withValue(forKey: SpaceKey(space: spaceId, id), in: txn) { try DocumentRecord.decode($0, content: contentSource(in: txn)) }
     }
 
     /// Every stored document of the space, by internal id (the order they
@@ -172,10 +175,10 @@ public struct TextIndex: Sendable {
         var result: [IndexDocument] = []
         let cursor = try docs.cursor(in: txn)
         let prefix = spacePrefix
-        let text = textSource(in: txn)
+        let content = contentSource(in: txn)
         var entry = try SpaceKey(space: spaceId, 0).withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.starts(with: prefix) {
-            result.append(try DocumentRecord.decode(e.value, text: text))
+            result.append(try DocumentRecord.decode(e.value, content: content))
             entry = try cursor.nextBytes()
         }
         return result

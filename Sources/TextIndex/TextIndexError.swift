@@ -23,11 +23,11 @@ public enum TextIndexError: Error, Equatable, Sendable, CustomStringConvertible 
     /// or removed document's terms, found by tokenizing its stored text
     /// again, could differ from those in its postings. Rebuild the index.
     case tokenizerChanged(stored: String, current: String)
-    /// A ``IndexDocument/textReference`` that is empty or over 64 bytes.
-    case invalidTextReference(bytes: Int)
-    /// A document stored by reference read where no ``TextIndex/TextSource``
-    /// was given to read its text.
-    case noTextSource(identifier: String)
+    /// A ``IndexDocument/contentReference`` that is empty or over 64 bytes.
+    case invalidContentReference(bytes: Int)
+    /// A document stored by reference read where no ``TextIndex/ContentSource``
+    /// was given to read its content.
+    case noContentSource(identifier: String)
 
     public var description: String {
         switch self {
@@ -41,8 +41,8 @@ public enum TextIndexError: Error, Equatable, Sendable, CustomStringConvertible 
         case .corrupt(let what): "the text index is corrupt: \(what)"
         case .tokenizerChanged(let stored, let current):
             "the text index was built with \(stored) and this process tokenizes with \(current): rebuild the index (eventlog replay)"
-        case .invalidTextReference(let n): "a document's text reference is \(n) bytes; 1 to 64 are allowed"
-        case .noTextSource(let id): "the document \(id.prefix(40)) keeps its text elsewhere, and no text source was given to read it"
+        case .invalidContentReference(let n): "a document's content reference is \(n) bytes; 1 to 64 are allowed"
+        case .noContentSource(let id): "the document \(id.prefix(40)) keeps its content elsewhere, and no content source was given to read it"
         }
     }
 }

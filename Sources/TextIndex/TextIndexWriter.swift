@@ -45,8 +45,8 @@ public final class TextIndexWriter {
     var groupEnds: [UInt32] = []
     /// Whether the caller marks groups: then the writer flushes by itself only at a group's end.
     var marksGroups = false
-    /// Reads the text of documents stored by reference (``TextIndex/writer(in:marksGroups:text:)``).
-    var text: TextIndex.TextSource?
+    /// Reads the content of documents stored by reference (``TextIndex/writer(in:marksGroups:content:)``).
+    var content: TextIndex.ContentSource?
     /// The text field names of every document upserted since the last
     /// flush, replaced ones included: the space's field names are what was
     /// ever upserted, however upserts were grouped into flushes.
@@ -263,7 +263,7 @@ public final class TextIndexWriter {
             withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
             // What the stored version put in: its stored text tokenized again
             // (the tokenizer is the one that indexed it: checked below).
-            if let old = try index.docs.withValue(forKey: idKey, in: txn, { try DocumentRecord.decode($0, text: text) }) {
+            if let old = try index.docs.withValue(forKey: idKey, in: txn, { try DocumentRecord.decode($0, content: content) }) {
                 let previous = AnalyzedDocument(old, tokenizer: &tokenizer, ranges: &ranges, table: &table,
                                                 scratch: &occurrences)
                 for termId in previous.termIds {

@@ -27,8 +27,8 @@ import TextIndex
 /// removes documents is flushed at once (see ``Writer/apply(_:)``).
 public struct KeywordIndexProjection: Projection {
     public var name: String { "search.keywords" }
-    /// 5 (the layout: runs, no term lists, items' text referred to in the
-    /// log) and the tokenizer that made the terms (``Tokenizer/identityNumber``:
+    /// 5 (the layout: runs, no term lists, items' content referred to in
+    /// the log) and the tokenizer that made the terms (``Tokenizer/identityNumber``:
     /// its rules and ICU's version), so that a process with another ICU
     /// rebuilds the index rather than remove a document's terms as another
     /// tokenizer splits its stored text.
@@ -56,10 +56,10 @@ public struct KeywordIndexProjection: Projection {
 
     init(openingIn txn: WriteTransaction, spaces: SpaceDirectory, decodedEvents: DecodedEventCache) throws {
         var index = try TextIndex(openingIn: txn, prefix: Self.prefix)
-        // An item document's text is its item's bytes in the log (ItemTextReference).
+        // An item document's content is its item's bytes in the log (ItemContentReference).
         if let payloads = try LogPayloads(openingIn: txn) {
-            index.textReader = { reference, txn in
-                try ItemTextReference.fields(reference) { position, body in try payloads.withPayload(at: position, in: txn, body) }
+            index.contentReader = { reference, txn in
+                try ItemContentReference.content(reference) { position, body in try payloads.withPayload(at: position, in: txn, body) }
             }
         }
         self.index = index
@@ -87,8 +87,8 @@ public struct KeywordIndexProjection: Projection {
         private var writers: [UInt32: TextIndexWriter] = [:]
         /// The writer of the current event's space.
         private var writer: TextIndexWriter!
-        /// Reads the text of item documents from the log being applied (nil: the index's own reader).
-        let text: TextIndex.TextSource?
+        /// Reads the content of item documents from the log being applied (nil: the index's own reader).
+        let content: TextIndex.ContentSource?
 
         init(index: TextIndex, spaces: SpaceDirectory, transaction: WriteTransaction, prepared: PreparedDocumentCache,
              decodedEvents: DecodedEventCache, log: LogReader?) {
@@ -97,13 +97,13 @@ public struct KeywordIndexProjection: Projection {
             self.txn = transaction
             self.prepared = prepared
             self.decodedEvents = decodedEvents
-            text = log.map { log in
-                { reference in try ItemTextReference.fields(reference) { position, body in try log.withPayload(at: position, body) } }
+            content = log.map { log in
+                { reference in try ItemContentReference.content(reference) { position, body in try log.withPayload(at: position, body) } }
             }
         }
 
         private func makeWriter(space: UInt32) -> TextIndexWriter {
-            index.space(space).writer(in: txn, marksGroups: true, text: text)
+            index.space(space).writer(in: txn, marksGroups: true, content: content)
         }
 
         private func selectWriter(user: String, _ recorded: RecordedEvent) throws {
@@ -161,12 +161,12 @@ public struct KeywordIndexProjection: Projection {
         private func apply(_ event: SpotlightEvent, _ recorded: RecordedEvent) throws {
             switch event {
             case .itemsIndexed(let m):
-                // The items' text stays in the log: docs refers to it.
+                // The items' content stays in the log: docs refers to it.
                 let slices = ItemSlices.find(in: recorded.payload).flatMap { $0.count == m.items.count ? $0 : nil }
                 for (i, indexed) in m.items.enumerated() {
                     var doc = SearchDocuments.item(indexed.item)
                     if let slice = slices?[i] {
-                        doc.textReference = ItemTextReference(position: recorded.position, slice: slice).bytes
+                        doc.contentReference = ItemContentReference(position: recorded.position, slice: slice).bytes
                     }
                     try writer.upsert(doc, reusing: prepared.document(kind: doc.kind, identifier: doc.identifier))
                 }
