@@ -43,6 +43,59 @@ struct StoredTextTests {
         #expect(try t.environment.read { try t.index.statistics(in: $0) }.documentCount == UInt64(model.count))
     }
 
+    @Test("documents whose caller keeps their content: docs holds the reference, and every answer is the same")
+    func contentKeptByCaller() throws {
+        // The caller's store: each version of a document under its own reference.
+        let kept = Locked<[[UInt8]: IndexDocument]>([:])
+        let t = try TemporaryIndex(contentReader: { reference, _ in
+            guard let doc = kept.value[[UInt8](reference)] else { throw TextIndexError.corrupt("no content under this reference") }
+            return (doc.fields, doc.attributes)
+        })
+        let plain = try TemporaryIndex()
+        var rng = SeededGenerator(seed: 47)
+        var version = 0
+        for _ in 0..<5 {
+            var upserts: [IndexDocument] = [], removals: [String] = []
+            for _ in 0..<150 {
+                let id = "d\(Int.random(in: 0..<90, using: &rng))"
+                if Int.random(in: 0..<6, using: &rng) == 0 {
+                    removals.append(id)
+                } else {
+                    var doc = ExactnessTests.randomDocument(id, &rng)
+                    doc.kind = "item"
+                    upserts.append(doc)
+                }
+            }
+            for (target, byReference) in [(t, true), (plain, false)] {
+                try target.write { w in
+                    for var doc in upserts {
+                        if byReference {
+                            version += 1
+                            doc.contentReference = Array("v\(version)".utf8)
+                            kept.withValue { $0[doc.contentReference!] = doc }
+                        }
+                        try w.upsert(doc)
+                    }
+                    for id in removals { _ = try w.remove(kind: "item", identifier: id) }
+                }
+            }
+        }
+        try RunTests.expectSameSearches(t, plain)
+        let documents = try t.environment.read { try t.index.documents(in: $0) }
+        #expect(documents.map { var d = $0; d.contentReference = nil; return d }
+                == (try plain.environment.read { try plain.index.documents(in: $0) }))
+        // The stored records hold the header and the reference, not the text.
+        let stored = try DeterminismTests.dump(t)["docs"]!
+        #expect(!stored.isEmpty && stored.allSatisfy { $0.1.count < 40 })
+        // Read without a content source: a clear error, not an empty document.
+        var blind = t.index
+        blind.contentReader = nil
+        let first = try #require(documents.first)
+        #expect(throws: TextIndexError.noContentSource(identifier: first.identifier)) {
+            try t.environment.read { try blind.document(kind: first.kind, identifier: first.identifier, in: $0) }
+        }
+    }
+
     @Test("each space records its tokenizer; another one's index is refused, nothing written")
     func tokenizerStamp() throws {
         let t = try TemporaryIndex()

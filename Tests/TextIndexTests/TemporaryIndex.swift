@@ -9,12 +9,15 @@ final class TemporaryIndex {
     let environment: Environment
     let index: TextIndex
 
-    init(durability: Durability = .noSync, prefix: String = "search.") throws {
+    init(durability: Durability = .noSync, prefix: String = "search.",
+         contentReader: (@Sendable (UnsafeRawBufferPointer, ReadTransaction) throws -> (fields: [String: [String]], attributes: [String: AttributeValue]))? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("textindex-\(UUID().uuidString)")
         var options = EnvironmentOptions()
         options.durability = durability
         environment = try Environment(path: directory.path, options: options)
-        index = try environment.write { txn in try TextIndex(openingIn: txn, prefix: prefix) }
+        var index = try environment.write { txn in try TextIndex(openingIn: txn, prefix: prefix) }
+        index.contentReader = contentReader
+        self.index = index
     }
 
     deinit {
