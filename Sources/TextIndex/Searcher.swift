@@ -21,8 +21,10 @@ struct Searcher {
     let runCursor: Cursor<[UInt8], [UInt8]>
     /// Sealed blocks, then the open block's runs.
     let sources: [TextIndex.PostingSource]
-    /// `factor[slot * 256 + norm]`: weight / (1 − b + b · len / avglen).
-    var factor: [Double]
+    /// Dense per-block state and the length factors, allocated once a
+    /// search (a one-word search scores twice: the typed word, then its
+    /// longer words).
+    let scratch: ScoreScratch
     let blockCount: Int
     /// LMDB lookups made (see ``ReadCost``).
     var reads = 0
@@ -33,15 +35,7 @@ struct Searcher {
         self.stats = stats
         self.cursor = try index.postings.cursor(in: txn)
         self.runCursor = try index.runs.cursor(in: txn)
-        factor = [Double](repeating: 0, count: IndexField.count * 256)
-        for slot in 0..<IndexField.count where stats.documentsWithField[slot] > 0 {
-            let field = IndexField(slot: slot)
-            let avg = stats.averageLength(field)
-            for norm in 0..<256 {
-                let len = Double(FieldNorm.length(UInt8(norm)))
-                factor[slot * 256 + norm] = field.weight / (1 - TextIndex.b + TextIndex.b * len / avg)
-            }
-        }
+        scratch = ScoreScratch(size: TextIndex.blockSize, stats: stats)
         blockCount = stats.nextDocumentId == 0 ? 0 : Int((stats.nextDocumentId - 1) >> TextIndex.blockShift) + 1
         var reads = 0
         sources = try index.postingSources(stats, reads: &reads, in: txn)
@@ -196,15 +190,16 @@ struct Searcher {
         // Rarest word first: it decides which documents the others may add to.
         let dfs = words.map(\.totalFrequency)
         let order = words.indices.sorted { a, b in dfs[a] != dfs[b] ? dfs[a] < dfs[b] : a < b }
-        // Dense per-block state, allocated once per query.
         let size = TextIndex.blockSize
-        let scratch = ScoreScratch(size: size)
-        defer { scratch.deallocate() }
         var heap = TopK.Heap(capacity: keep == Int.max ? 0 : keep)
         var result: [(id: UInt32, score: Double)] = []
         var complete = true
         var candidates: [Int32] = []
         candidates.reserveCapacity(size)
+        let touched = scratch.touched, matched = scratch.matched, best = scratch.best, sum = scratch.score
+        // One word: a document's score is its best term's contribution, and
+        // every document touched matches; no `matched` or `score` to keep.
+        let single = order.count == 1
 
         for block in 0..<blockCount {
             var alive = true
@@ -223,25 +218,32 @@ struct Searcher {
                     try accumulate(e.bytes, weight: weight, rank: rank, scratch, &touchedCount)
                 }
                 if touchedCount == 0 { alive = false; break }
+                if single { break }
                 let r8 = UInt8(truncatingIfNeeded: rank)
                 for i in 0..<touchedCount {
-                    let o = Int(scratch.touched[i])
-                    if scratch.matched[o] == r8 {
-                        scratch.score[o] = rank == 0 ? scratch.best[o] : scratch.score[o] + scratch.best[o]
-                        scratch.matched[o] = r8 &+ 1
+                    let o = Int(touched[i])
+                    if matched[o] == r8 {
+                        sum[o] = rank == 0 ? best[o] : sum[o] + best[o]
+                        matched[o] = r8 &+ 1
                     }
-                    scratch.best[o] = 0
+                    best[o] = 0
                 }
-                if rank == 0 { candidates.append(contentsOf: UnsafeBufferPointer(start: scratch.touched, count: touchedCount)) }
+                if rank == 0 { candidates.append(contentsOf: UnsafeBufferPointer(start: touched, count: touchedCount)) }
             }
             if alive {
                 let base = UInt32(block) << TextIndex.blockShift
                 let all = UInt8(truncatingIfNeeded: order.count)
                 for i in 0..<touchedCount {
-                    let o = Int(scratch.touched[i])
-                    guard scratch.matched[o] == all else { continue }
+                    let o = Int(touched[i])
+                    let s: Double
+                    if single {
+                        s = best[o]
+                        best[o] = 0
+                    } else {
+                        guard matched[o] == all else { continue }
+                        s = sum[o]
+                    }
                     let id = base | UInt32(o)
-                    let s = scratch.score[o]
                     if keep == Int.max {
                         result.append((id, s))
                     } else if !heap.isFull || s >= heap.threshold {
@@ -252,7 +254,7 @@ struct Searcher {
                     }
                 }
             }
-            for o in candidates { scratch.matched[Int(o)] = 0 }
+            for o in candidates { matched[Int(o)] = 0 }
             candidates.removeAll(keepingCapacity: true)
         }
         if keep != Int.max && heap.isFull {
@@ -264,8 +266,10 @@ struct Searcher {
         return (result, complete, heap.isFull ? heap.threshold : nil)
     }
 
-    /// Per-document state of one block while a query is scored.
-    struct ScoreScratch {
+    /// Per-document state of one block while a query is scored, left as
+    /// found (`best` and `matched` zero) after each block; and the length
+    /// factors of the query's statistics.
+    final class ScoreScratch {
         /// Sum of the words matched so far.
         let score: UnsafeMutablePointer<Double>
         /// Best contribution of the current word (0: not touched yet).
@@ -274,21 +278,36 @@ struct Searcher {
         let matched: UnsafeMutablePointer<UInt8>
         /// Offsets touched by the current word.
         let touched: UnsafeMutablePointer<Int32>
+        /// `factor[slot * 256 + norm]`: weight / (1 − b + b · len / avglen).
+        let factor: UnsafeMutablePointer<Double>
 
-        init(size: Int) {
+        init(size: Int, stats: IndexStatistics) {
             score = .allocate(capacity: size)
             best = .allocate(capacity: size)
             best.initialize(repeating: 0, count: size)
             matched = .allocate(capacity: size)
             matched.initialize(repeating: 0, count: size)
             touched = .allocate(capacity: size)
+            factor = .allocate(capacity: IndexField.count * 256)
+            factor.initialize(repeating: 0, count: IndexField.count * 256)
+            FieldNorm.lengths.withUnsafeBufferPointer { lengths in
+                for slot in 0..<IndexField.count where stats.documentsWithField[slot] > 0 {
+                    let field = IndexField(slot: slot)
+                    let weight = field.weight, avg = stats.averageLength(field)
+                    let row = factor + slot * 256
+                    for norm in 0..<256 {
+                        row[norm] = weight / (1 - TextIndex.b + TextIndex.b * Double(lengths[norm]) / avg)
+                    }
+                }
+            }
         }
 
-        func deallocate() {
+        deinit {
             score.deallocate()
             best.deallocate()
             matched.deallocate()
             touched.deallocate()
+            factor.deallocate()
         }
     }
 
@@ -308,8 +327,9 @@ struct Searcher {
         let r8 = UInt8(truncatingIfNeeded: rank)
         let k1 = TextIndex.k1
         let matched = scratch.matched, best = scratch.best, touched = scratch.touched
+        let factor = scratch.factor
         var n = touchedCount
-        try factor.withUnsafeBufferPointer { factor in
+        do {
             for _ in 0..<count {
                 let delta = try Searcher.varint(&p, end)
                 offset = offset < 0 ? delta : offset + delta
