@@ -76,24 +76,52 @@ struct Searcher {
         }
     }
 
+    /// What the lookup of a typed word (``lookup(_:prefix:exactOnly:)``
+    /// with `exactOnly`) saw, per source: the word's value, and whether a
+    /// longer word follows it. The lookup of its longer words then seeks only
+    /// the sources that have some: a rare or misspelt word has none in most.
+    var typed: (term: [UInt8], values: [UnsafeRawBufferPointer?], longer: [Bool])?
+
     /// The postings of `term` in every block (`prefix`: of every term that
-    /// starts with it).
+    /// starts with it; `exactOnly`: of `term` alone, noting in ``typed``
+    /// where longer terms are).
     mutating func lookup(_ term: [UInt8], prefix: Bool, exactOnly: Bool = false) throws -> WordPostings {
         var key: [UInt8] = []
+        key.reserveCapacity(10 + term.count)
         var word = WordPostings()
         var exactTerm: Int32 = -1
-        // Terms are told apart by a hash of their bytes (FNV-1a, fixed), in a
-        // small open-addressing table: no allocation per key.
-        var table = [Int32](repeating: -1, count: 1024)
-        var hashes: [UInt64] = []
-        for source in sources {
+        var ids = TermIds()
+        let known = prefix && !exactOnly && typed?.term == term ? typed : nil
+        var values: [UnsafeRawBufferPointer?] = []
+        var longer: [Bool] = []
+        if exactOnly {
+            values.reserveCapacity(sources.count)
+            longer.reserveCapacity(sources.count)
+        }
+
+        for (index, source) in sources.enumerated() {
             let cursor = source.isRun ? runCursor : self.cursor
             let block = Int32(source.block)
+            if let known, !known.longer[index] {
+                // No longer term here: the term's own value, if any, which
+                // the typed word's lookup read.
+                if let value = known.values[index] {
+                    let (t, isNew) = term.withUnsafeBytes { ids.id(TermTable.hash($0.bindMemory(to: UInt8.self))) }
+                    if isNew {
+                        word.weights.append(0)
+                        word.documentFrequencies.append(0)
+                        exactTerm = t
+                    }
+                    word.documentFrequencies[Int(t)] += try PostingList.count(value)
+                    word.entries.append((t, block, value))
+                }
+                continue
+            }
             key.removeAll(keepingCapacity: true)
-            key.append(contentsOf: source.prefix)
+            source.appendPrefix(to: &key)
             key.append(contentsOf: term)
             reads += 1
-            if !prefix || exactOnly {
+            if !prefix {
                 if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
                     if word.weights.isEmpty {
                         word.weights.append(0)
@@ -105,30 +133,38 @@ struct Searcher {
                 }
                 continue
             }
-            let termStart = source.prefix.count
             var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+            if exactOnly {
+                // The term itself (it sorts first), then whether a longer one follows.
+                var value: UnsafeRawBufferPointer?
+                if let e = entry, e.key.count == key.count, e.key.elementsEqual(key) {
+                    if word.weights.isEmpty {
+                        word.weights.append(0)
+                        word.documentFrequencies.append(0)
+                        exactTerm = 0
+                    }
+                    word.documentFrequencies[0] += try PostingList.count(e.value)
+                    word.entries.append((0, block, e.value))
+                    value = e.value
+                    reads += 1
+                    entry = try cursor.nextBytes()
+                }
+                values.append(value)
+                if let e = entry, e.key.count > key.count, e.key.starts(with: key) {
+                    longer.append(true)
+                } else {
+                    longer.append(false)
+                }
+                continue
+            }
+            let termStart = source.prefixCount
             while let e = entry, e.key.count >= key.count, e.key.starts(with: key) {
                 let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[termStart...]))
-                var mask = table.count - 1
-                var slot = Int(truncatingIfNeeded: h) & mask
-                while table[slot] >= 0 && hashes[Int(table[slot])] != h { slot = (slot + 1) & mask }
-                var t = table[slot]
-                if t < 0 {
-                    t = Int32(hashes.count)
-                    hashes.append(h)
+                let (t, isNew) = ids.id(h)
+                if isNew {
                     word.weights.append(0)
                     word.documentFrequencies.append(0)
                     if e.key.count == key.count { exactTerm = t }
-                    table[slot] = t
-                    if hashes.count * 2 > table.count {
-                        table = [Int32](repeating: -1, count: table.count * 2)
-                        mask = table.count - 1
-                        for (i, hi) in hashes.enumerated() {
-                            var s = Int(truncatingIfNeeded: hi) & mask
-                            while table[s] >= 0 { s = (s + 1) & mask }
-                            table[s] = Int32(i)
-                        }
-                    }
                 }
                 word.documentFrequencies[Int(t)] += try PostingList.count(e.value)
                 word.entries.append((t, block, e.value))
@@ -136,6 +172,7 @@ struct Searcher {
                 entry = try cursor.nextBytes()
             }
         }
+        if exactOnly { typed = (term, values, longer) }
         // Longer words than typed weigh at most `prefixFactor` of the typed
         // word when it is a word itself: what was typed is what is meant.
         let exactIdf = exactTerm >= 0 ? idf(word.documentFrequencies[Int(exactTerm)]) : nil
@@ -145,6 +182,38 @@ struct Searcher {
         }
         word.sortBlocks(blockCount: blockCount)
         return word
+    }
+
+    /// Terms told apart by a hash of their bytes (FNV-1a, fixed), numbered
+    /// from 0 in the order first seen, in a small open-addressing table
+    /// (made at the first term): no allocation per key.
+    struct TermIds {
+        var table: [Int32] = []
+        var hashes: [UInt64] = []
+
+        /// The number of the term with hash `h`, and whether it is new.
+        @inline(__always)
+        mutating func id(_ h: UInt64) -> (Int32, Bool) {
+            if table.isEmpty { table = [Int32](repeating: -1, count: 1024) }
+            let mask = table.count - 1
+            var slot = Int(truncatingIfNeeded: h) & mask
+            while table[slot] >= 0 && hashes[Int(table[slot])] != h { slot = (slot + 1) & mask }
+            let found = table[slot]
+            if found >= 0 { return (found, false) }
+            let t = Int32(hashes.count)
+            hashes.append(h)
+            table[slot] = t
+            if hashes.count * 2 > table.count {
+                table = [Int32](repeating: -1, count: table.count * 2)
+                let mask = table.count - 1
+                for (i, hi) in hashes.enumerated() {
+                    var s = Int(truncatingIfNeeded: hi) & mask
+                    while table[s] >= 0 { s = (s + 1) & mask }
+                    table[s] = Int32(i)
+                }
+            }
+            return (t, true)
+        }
     }
 
     func idf(_ df: Int) -> Double {
