@@ -137,7 +137,8 @@ struct Searcher {
             if exactOnly {
                 // The term itself (it sorts first), then whether a longer one follows.
                 var value: UnsafeRawBufferPointer?
-                if let e = entry, e.key.count == key.count, e.key.elementsEqual(key) {
+                if let e = entry, e.key.count == key.count,
+                   key.withUnsafeBytes({ memcmp($0.baseAddress!, e.key.baseAddress!, $0.count) }) == 0 {
                     if word.weights.isEmpty {
                         word.weights.append(0)
                         word.documentFrequencies.append(0)
@@ -358,12 +359,15 @@ struct Searcher {
             matched.initialize(repeating: 0, count: size)
             touched = .allocate(capacity: size)
             factor = .allocate(capacity: IndexField.count * 256)
-            factor.initialize(repeating: 0, count: IndexField.count * 256)
             FieldNorm.lengths.withUnsafeBufferPointer { lengths in
-                for slot in 0..<IndexField.count where stats.documentsWithField[slot] > 0 {
+                for slot in 0..<IndexField.count {
+                    let row = factor + slot * 256
+                    guard stats.documentsWithField[slot] > 0 else {
+                        row.initialize(repeating: 0, count: 256)
+                        continue
+                    }
                     let field = IndexField(slot: slot)
                     let weight = field.weight, avg = stats.averageLength(field)
-                    let row = factor + slot * 256
                     for norm in 0..<256 {
                         row[norm] = weight / (1 - TextIndex.b + TextIndex.b * Double(lengths[norm]) / avg)
                     }
