@@ -89,6 +89,8 @@ struct Searcher {
         var key: [UInt8] = []
         key.reserveCapacity(10 + term.count)
         var word = WordPostings()
+        // A value a source at most for one term: no regrowth of the common case.
+        word.entries.reserveCapacity(sources.count)
         var exactTerm: Int32 = -1
         var ids = TermIds()
         let known = prefix && !exactOnly && typed?.term == term ? typed : nil
@@ -263,6 +265,7 @@ struct Searcher {
         let size = TextIndex.blockSize
         var heap = TopK.Heap(capacity: keep == Int.max ? 0 : keep)
         var result: [(id: UInt32, score: Double)] = []
+        result.reserveCapacity(keep == Int.max ? 256 : 4 * keep)
         var complete = true
         var candidates: [Int32] = []
         candidates.reserveCapacity(size)
