@@ -277,6 +277,12 @@ struct Searcher {
         for block in 0..<blockCount {
             var alive = true
             var touchedCount = 0
+            // One word: a document's score is one contribution, so one below
+            // the `keep`-th best so far is out (the original loop below would
+            // drop it, and say the result is not complete).
+            let floor = single && heap.isFull ? heap.threshold : -Double.infinity
+            var rejected = false
+            defer { if rejected { complete = false } }
             for rank in order.indices {
                 touchedCount = 0
                 let w = order[rank]
@@ -288,7 +294,7 @@ struct Searcher {
                         complete = false
                         break
                     }
-                    try accumulate(e.bytes, weight: weight, rank: rank, scratch, &touchedCount)
+                    try accumulate(e.bytes, weight: weight, rank: rank, floor: floor, scratch, &touchedCount, &rejected)
                 }
                 if touchedCount == 0 { alive = false; break }
                 if single { break }
@@ -389,9 +395,12 @@ struct Searcher {
 
     /// Decodes one postings value; for documents that matched the `rank`
     /// previous words, keeps the best contribution of this word in `best`.
+    /// Contributions below `floor` (one word: the `keep`-th best score so
+    /// far, which only rises) cannot reach the top; they are left out and
+    /// `rejected` is set.
     @inline(__always)
-    func accumulate(_ bytes: UnsafeRawBufferPointer, weight: Double, rank: Int,
-                    _ scratch: ScoreScratch, _ touchedCount: inout Int) throws {
+    func accumulate(_ bytes: UnsafeRawBufferPointer, weight: Double, rank: Int, floor: Double,
+                    _ scratch: ScoreScratch, _ touchedCount: inout Int, _ rejected: inout Bool) throws {
         guard bytes.count >= 3, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw TextIndexError.corrupt("postings value")
         }
@@ -429,6 +438,10 @@ struct Searcher {
                 }
                 // Never 0: 0 in `best` means "not touched yet".
                 let s = max(weight * x / (k1 + x), .leastNormalMagnitude)
+                if s < floor {
+                    rejected = true
+                    continue
+                }
                 let b = best[offset]
                 if b == 0 { touched[n] = Int32(offset); n += 1 }
                 if s > b { best[offset] = s }
