@@ -5,6 +5,9 @@
 #   Scripts/callgrind.sh OUT.callgrind .build/release/eventlog replay --full --store DIR --json
 #   callgrind_annotate --inclusive=yes OUT.callgrind | head -60
 #
+# More valgrind options in CALLGRIND_OPTIONS, e.g. one count per search:
+#   CALLGRIND_OPTIONS='--toggle-collect=*TextIndexAAV6search_3now5limit4cost2in* --dump-before=<mangled name>'
+#
 # Two workarounds, both needed with valgrind 3.19 and Swift 6.3 on Linux:
 # - the binary is copied without its debug information (valgrind's reader
 #   gives up on it: "Possibly corrupted debuginfo file");
@@ -26,4 +29,4 @@ int sigsuspend(const sigset_t *mask) { sigset_t copy = *mask; return (int)syscal
 C
 cc -O2 -shared -fPIC -o "$work/sigsuspend.so" "$work/sigsuspend.c"
 strip --strip-debug -o "$work/$(basename "$binary")" "$binary"
-LD_PRELOAD="$work/sigsuspend.so" valgrind --tool=callgrind --callgrind-out-file="$out" "$work/$(basename "$binary")" "$@"
+LD_PRELOAD="$work/sigsuspend.so" valgrind --tool=callgrind ${CALLGRIND_OPTIONS:-} --callgrind-out-file="$out" "$work/$(basename "$binary")" "$@"

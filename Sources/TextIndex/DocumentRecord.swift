@@ -204,6 +204,18 @@ enum DocumentRecord {
         return try header(&r)
     }
 
+    /// Kind, identifier and expiration, without the rest of a document:
+    /// what ranking reads of each hit.
+    static func decodeHit(_ bytes: UnsafeRawBufferPointer) throws -> (kind: String, identifier: String, expirationDate: Date?) {
+        var r = ByteReader(bytes)
+        let f = try r.byte()
+        guard f == format else { throw TextIndexError.corrupt("document format \(f)") }
+        let kind = try r.string()
+        let identifier = try r.string()
+        let expiration = try r.byte() == 1 ? Date(timeIntervalSinceReferenceDate: try r.double()) : nil
+        return (kind, identifier, expiration)
+    }
+
     private static func header(_ r: inout ByteReader) throws -> IndexDocument {
         let f = try r.byte()
         guard f == format || f == referenceFormat else { throw TextIndexError.corrupt("document format \(f)") }

@@ -21,8 +21,10 @@ struct Searcher {
     let runCursor: Cursor<[UInt8], [UInt8]>
     /// Sealed blocks, then the open block's runs.
     let sources: [TextIndex.PostingSource]
-    /// `factor[slot * 256 + norm]`: weight / (1 − b + b · len / avglen).
-    var factor: [Double]
+    /// Dense per-block state and the length factors, allocated once a
+    /// search (a one-word search scores twice: the typed word, then its
+    /// longer words).
+    let scratch: ScoreScratch
     let blockCount: Int
     /// LMDB lookups made (see ``ReadCost``).
     var reads = 0
@@ -33,15 +35,7 @@ struct Searcher {
         self.stats = stats
         self.cursor = try index.postings.cursor(in: txn)
         self.runCursor = try index.runs.cursor(in: txn)
-        factor = [Double](repeating: 0, count: IndexField.count * 256)
-        for slot in 0..<IndexField.count where stats.documentsWithField[slot] > 0 {
-            let field = IndexField(slot: slot)
-            let avg = stats.averageLength(field)
-            for norm in 0..<256 {
-                let len = Double(FieldNorm.length(UInt8(norm)))
-                factor[slot * 256 + norm] = field.weight / (1 - TextIndex.b + TextIndex.b * len / avg)
-            }
-        }
+        scratch = ScoreScratch(size: TextIndex.blockSize, stats: stats)
         blockCount = stats.nextDocumentId == 0 ? 0 : Int((stats.nextDocumentId - 1) >> TextIndex.blockShift) + 1
         var reads = 0
         sources = try index.postingSources(stats, reads: &reads, in: txn)
@@ -82,24 +76,54 @@ struct Searcher {
         }
     }
 
+    /// What the lookup of a typed word (``lookup(_:prefix:exactOnly:)``
+    /// with `exactOnly`) saw, per source: the word's value, and whether a
+    /// longer word follows it. The lookup of its longer words then seeks only
+    /// the sources that have some: a rare or misspelt word has none in most.
+    var typed: (term: [UInt8], values: [UnsafeRawBufferPointer?], longer: [Bool])?
+
     /// The postings of `term` in every block (`prefix`: of every term that
-    /// starts with it).
+    /// starts with it; `exactOnly`: of `term` alone, noting in ``typed``
+    /// where longer terms are).
     mutating func lookup(_ term: [UInt8], prefix: Bool, exactOnly: Bool = false) throws -> WordPostings {
         var key: [UInt8] = []
+        key.reserveCapacity(10 + term.count)
         var word = WordPostings()
+        // A value a source at most for one term: no regrowth of the common case.
+        word.entries.reserveCapacity(sources.count)
         var exactTerm: Int32 = -1
-        // Terms are told apart by a hash of their bytes (FNV-1a, fixed), in a
-        // small open-addressing table: no allocation per key.
-        var table = [Int32](repeating: -1, count: 1024)
-        var hashes: [UInt64] = []
-        for source in sources {
+        var ids = TermIds()
+        let known = prefix && !exactOnly && typed?.term == term ? typed : nil
+        var values: [UnsafeRawBufferPointer?] = []
+        var longer: [Bool] = []
+        if exactOnly {
+            values.reserveCapacity(sources.count)
+            longer.reserveCapacity(sources.count)
+        }
+
+        for (index, source) in sources.enumerated() {
             let cursor = source.isRun ? runCursor : self.cursor
             let block = Int32(source.block)
+            if let known, !known.longer[index] {
+                // No longer term here: the term's own value, if any, which
+                // the typed word's lookup read.
+                if let value = known.values[index] {
+                    let (t, isNew) = term.withUnsafeBytes { ids.id(TermTable.hash($0.bindMemory(to: UInt8.self))) }
+                    if isNew {
+                        word.weights.append(0)
+                        word.documentFrequencies.append(0)
+                        exactTerm = t
+                    }
+                    word.documentFrequencies[Int(t)] += try PostingList.count(value)
+                    word.entries.append((t, block, value))
+                }
+                continue
+            }
             key.removeAll(keepingCapacity: true)
-            key.append(contentsOf: source.prefix)
+            source.appendPrefix(to: &key)
             key.append(contentsOf: term)
             reads += 1
-            if !prefix || exactOnly {
+            if !prefix {
                 if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
                     if word.weights.isEmpty {
                         word.weights.append(0)
@@ -111,30 +135,39 @@ struct Searcher {
                 }
                 continue
             }
-            let termStart = source.prefix.count
             var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+            if exactOnly {
+                // The term itself (it sorts first), then whether a longer one follows.
+                var value: UnsafeRawBufferPointer?
+                if let e = entry, e.key.count == key.count,
+                   key.withUnsafeBytes({ memcmp($0.baseAddress!, e.key.baseAddress!, $0.count) }) == 0 {
+                    if word.weights.isEmpty {
+                        word.weights.append(0)
+                        word.documentFrequencies.append(0)
+                        exactTerm = 0
+                    }
+                    word.documentFrequencies[0] += try PostingList.count(e.value)
+                    word.entries.append((0, block, e.value))
+                    value = e.value
+                    reads += 1
+                    entry = try cursor.nextBytes()
+                }
+                values.append(value)
+                if let e = entry, e.key.count > key.count, e.key.starts(with: key) {
+                    longer.append(true)
+                } else {
+                    longer.append(false)
+                }
+                continue
+            }
+            let termStart = source.prefixCount
             while let e = entry, e.key.count >= key.count, e.key.starts(with: key) {
                 let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[termStart...]))
-                var mask = table.count - 1
-                var slot = Int(truncatingIfNeeded: h) & mask
-                while table[slot] >= 0 && hashes[Int(table[slot])] != h { slot = (slot + 1) & mask }
-                var t = table[slot]
-                if t < 0 {
-                    t = Int32(hashes.count)
-                    hashes.append(h)
+                let (t, isNew) = ids.id(h)
+                if isNew {
                     word.weights.append(0)
                     word.documentFrequencies.append(0)
                     if e.key.count == key.count { exactTerm = t }
-                    table[slot] = t
-                    if hashes.count * 2 > table.count {
-                        table = [Int32](repeating: -1, count: table.count * 2)
-                        mask = table.count - 1
-                        for (i, hi) in hashes.enumerated() {
-                            var s = Int(truncatingIfNeeded: hi) & mask
-                            while table[s] >= 0 { s = (s + 1) & mask }
-                            table[s] = Int32(i)
-                        }
-                    }
                 }
                 word.documentFrequencies[Int(t)] += try PostingList.count(e.value)
                 word.entries.append((t, block, e.value))
@@ -142,6 +175,7 @@ struct Searcher {
                 entry = try cursor.nextBytes()
             }
         }
+        if exactOnly { typed = (term, values, longer) }
         // Longer words than typed weigh at most `prefixFactor` of the typed
         // word when it is a word itself: what was typed is what is meant.
         let exactIdf = exactTerm >= 0 ? idf(word.documentFrequencies[Int(exactTerm)]) : nil
@@ -151,6 +185,38 @@ struct Searcher {
         }
         word.sortBlocks(blockCount: blockCount)
         return word
+    }
+
+    /// Terms told apart by a hash of their bytes (FNV-1a, fixed), numbered
+    /// from 0 in the order first seen, in a small open-addressing table
+    /// (made at the first term): no allocation per key.
+    struct TermIds {
+        var table: [Int32] = []
+        var hashes: [UInt64] = []
+
+        /// The number of the term with hash `h`, and whether it is new.
+        @inline(__always)
+        mutating func id(_ h: UInt64) -> (Int32, Bool) {
+            if table.isEmpty { table = [Int32](repeating: -1, count: 1024) }
+            let mask = table.count - 1
+            var slot = Int(truncatingIfNeeded: h) & mask
+            while table[slot] >= 0 && hashes[Int(table[slot])] != h { slot = (slot + 1) & mask }
+            let found = table[slot]
+            if found >= 0 { return (found, false) }
+            let t = Int32(hashes.count)
+            hashes.append(h)
+            table[slot] = t
+            if hashes.count * 2 > table.count {
+                table = [Int32](repeating: -1, count: table.count * 2)
+                let mask = table.count - 1
+                for (i, hi) in hashes.enumerated() {
+                    var s = Int(truncatingIfNeeded: hi) & mask
+                    while table[s] >= 0 { s = (s + 1) & mask }
+                    table[s] = Int32(i)
+                }
+            }
+            return (t, true)
+        }
     }
 
     func idf(_ df: Int) -> Double {
@@ -196,19 +262,27 @@ struct Searcher {
         // Rarest word first: it decides which documents the others may add to.
         let dfs = words.map(\.totalFrequency)
         let order = words.indices.sorted { a, b in dfs[a] != dfs[b] ? dfs[a] < dfs[b] : a < b }
-        // Dense per-block state, allocated once per query.
         let size = TextIndex.blockSize
-        let scratch = ScoreScratch(size: size)
-        defer { scratch.deallocate() }
         var heap = TopK.Heap(capacity: keep == Int.max ? 0 : keep)
         var result: [(id: UInt32, score: Double)] = []
+        result.reserveCapacity(keep == Int.max ? 256 : 4 * keep)
         var complete = true
         var candidates: [Int32] = []
         candidates.reserveCapacity(size)
+        let touched = scratch.touched, matched = scratch.matched, best = scratch.best, sum = scratch.score
+        // One word: a document's score is its best term's contribution, and
+        // every document touched matches; no `matched` or `score` to keep.
+        let single = order.count == 1
 
         for block in 0..<blockCount {
             var alive = true
             var touchedCount = 0
+            // One word: a document's score is one contribution, so one below
+            // the `keep`-th best so far is out (the original loop below would
+            // drop it, and say the result is not complete).
+            let floor = single && heap.isFull ? heap.threshold : -Double.infinity
+            var rejected = false
+            defer { if rejected { complete = false } }
             for rank in order.indices {
                 touchedCount = 0
                 let w = order[rank]
@@ -220,28 +294,35 @@ struct Searcher {
                         complete = false
                         break
                     }
-                    try accumulate(e.bytes, weight: weight, rank: rank, scratch, &touchedCount)
+                    try accumulate(e.bytes, weight: weight, rank: rank, floor: floor, scratch, &touchedCount, &rejected)
                 }
                 if touchedCount == 0 { alive = false; break }
+                if single { break }
                 let r8 = UInt8(truncatingIfNeeded: rank)
                 for i in 0..<touchedCount {
-                    let o = Int(scratch.touched[i])
-                    if scratch.matched[o] == r8 {
-                        scratch.score[o] = rank == 0 ? scratch.best[o] : scratch.score[o] + scratch.best[o]
-                        scratch.matched[o] = r8 &+ 1
+                    let o = Int(touched[i])
+                    if matched[o] == r8 {
+                        sum[o] = rank == 0 ? best[o] : sum[o] + best[o]
+                        matched[o] = r8 &+ 1
                     }
-                    scratch.best[o] = 0
+                    best[o] = 0
                 }
-                if rank == 0 { candidates.append(contentsOf: UnsafeBufferPointer(start: scratch.touched, count: touchedCount)) }
+                if rank == 0 { candidates.append(contentsOf: UnsafeBufferPointer(start: touched, count: touchedCount)) }
             }
             if alive {
                 let base = UInt32(block) << TextIndex.blockShift
                 let all = UInt8(truncatingIfNeeded: order.count)
                 for i in 0..<touchedCount {
-                    let o = Int(scratch.touched[i])
-                    guard scratch.matched[o] == all else { continue }
+                    let o = Int(touched[i])
+                    let s: Double
+                    if single {
+                        s = best[o]
+                        best[o] = 0
+                    } else {
+                        guard matched[o] == all else { continue }
+                        s = sum[o]
+                    }
                     let id = base | UInt32(o)
-                    let s = scratch.score[o]
                     if keep == Int.max {
                         result.append((id, s))
                     } else if !heap.isFull || s >= heap.threshold {
@@ -252,7 +333,7 @@ struct Searcher {
                     }
                 }
             }
-            for o in candidates { scratch.matched[Int(o)] = 0 }
+            for o in candidates { matched[Int(o)] = 0 }
             candidates.removeAll(keepingCapacity: true)
         }
         if keep != Int.max && heap.isFull {
@@ -264,8 +345,10 @@ struct Searcher {
         return (result, complete, heap.isFull ? heap.threshold : nil)
     }
 
-    /// Per-document state of one block while a query is scored.
-    struct ScoreScratch {
+    /// Per-document state of one block while a query is scored, left as
+    /// found (`best` and `matched` zero) after each block; and the length
+    /// factors of the query's statistics.
+    final class ScoreScratch {
         /// Sum of the words matched so far.
         let score: UnsafeMutablePointer<Double>
         /// Best contribution of the current word (0: not touched yet).
@@ -274,29 +357,50 @@ struct Searcher {
         let matched: UnsafeMutablePointer<UInt8>
         /// Offsets touched by the current word.
         let touched: UnsafeMutablePointer<Int32>
+        /// `factor[slot * 256 + norm]`: weight / (1 − b + b · len / avglen).
+        let factor: UnsafeMutablePointer<Double>
 
-        init(size: Int) {
+        init(size: Int, stats: IndexStatistics) {
             score = .allocate(capacity: size)
             best = .allocate(capacity: size)
             best.initialize(repeating: 0, count: size)
             matched = .allocate(capacity: size)
             matched.initialize(repeating: 0, count: size)
             touched = .allocate(capacity: size)
+            factor = .allocate(capacity: IndexField.count * 256)
+            FieldNorm.lengths.withUnsafeBufferPointer { lengths in
+                for slot in 0..<IndexField.count {
+                    let row = factor + slot * 256
+                    guard stats.documentsWithField[slot] > 0 else {
+                        row.initialize(repeating: 0, count: 256)
+                        continue
+                    }
+                    let field = IndexField(slot: slot)
+                    let weight = field.weight, avg = stats.averageLength(field)
+                    for norm in 0..<256 {
+                        row[norm] = weight / (1 - TextIndex.b + TextIndex.b * Double(lengths[norm]) / avg)
+                    }
+                }
+            }
         }
 
-        func deallocate() {
+        deinit {
             score.deallocate()
             best.deallocate()
             matched.deallocate()
             touched.deallocate()
+            factor.deallocate()
         }
     }
 
     /// Decodes one postings value; for documents that matched the `rank`
     /// previous words, keeps the best contribution of this word in `best`.
+    /// Contributions below `floor` (one word: the `keep`-th best score so
+    /// far, which only rises) cannot reach the top; they are left out and
+    /// `rejected` is set.
     @inline(__always)
-    func accumulate(_ bytes: UnsafeRawBufferPointer, weight: Double, rank: Int,
-                    _ scratch: ScoreScratch, _ touchedCount: inout Int) throws {
+    func accumulate(_ bytes: UnsafeRawBufferPointer, weight: Double, rank: Int, floor: Double,
+                    _ scratch: ScoreScratch, _ touchedCount: inout Int, _ rejected: inout Bool) throws {
         guard bytes.count >= 3, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw TextIndexError.corrupt("postings value")
         }
@@ -308,8 +412,9 @@ struct Searcher {
         let r8 = UInt8(truncatingIfNeeded: rank)
         let k1 = TextIndex.k1
         let matched = scratch.matched, best = scratch.best, touched = scratch.touched
+        let factor = scratch.factor
         var n = touchedCount
-        try factor.withUnsafeBufferPointer { factor in
+        do {
             for _ in 0..<count {
                 let delta = try Searcher.varint(&p, end)
                 offset = offset < 0 ? delta : offset + delta
@@ -333,6 +438,10 @@ struct Searcher {
                 }
                 // Never 0: 0 in `best` means "not touched yet".
                 let s = max(weight * x / (k1 + x), .leastNormalMagnitude)
+                if s < floor {
+                    rejected = true
+                    continue
+                }
                 let b = best[offset]
                 if b == 0 { touched[n] = Int32(offset); n += 1 }
                 if s > b { best[offset] = s }

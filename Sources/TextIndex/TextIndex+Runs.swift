@@ -20,12 +20,38 @@ extension TextIndex {
     }
 
     /// One place to read a term's postings from: the value of a sealed
-    /// block, or one run of the open block. `prefix` is the key before the
-    /// term (`space ‖ block` in `postings`, `space ‖ block ‖ start` in `runs`).
+    /// block, or one run of the open block. Its key prefix (before the
+    /// term) is `space ‖ block` in `postings`, `space ‖ block ‖ start` in
+    /// `runs`; written into a caller's buffer, so that a query allocates no
+    /// key a source.
     struct PostingSource {
+        var space: UInt32
         var block: UInt32
-        var prefix: [UInt8]
-        var isRun: Bool
+        /// The run's first offset in the open block; nil for a sealed block.
+        var runStart: UInt16?
+
+        var isRun: Bool { runStart != nil }
+        /// Bytes of the key before the term.
+        var prefixCount: Int { runStart == nil ? 8 : 10 }
+
+        /// Appends the key before the term to `key`.
+        @inline(__always)
+        func appendPrefix(to key: inout [UInt8]) {
+            withUnsafeBytes(of: space.bigEndian) { key.append(contentsOf: $0) }
+            withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
+            if let start = runStart {
+                key.append(UInt8(start >> 8))
+                key.append(UInt8(start & 0xFF))
+            }
+        }
+
+        /// The key before the term.
+        var prefix: [UInt8] {
+            var key = [UInt8]()
+            key.reserveCapacity(prefixCount + 16)
+            appendPrefix(to: &key)
+            return key
+        }
     }
 
     /// Every source of the space's postings for `stats`, in block order:
@@ -37,14 +63,14 @@ extension TextIndex {
         var sources: [PostingSource] = []
         sources.reserveCapacity(Int(sealed) + 8)
         for block in 0..<sealed {
-            sources.append(PostingSource(block: block, prefix: postingKey(block: block, term: EmptyCollection()), isRun: false))
+            sources.append(PostingSource(space: spaceId, block: block, runStart: nil))
         }
         guard next & UInt32(TextIndex.blockSize - 1) != 0 else { return sources }
         reads += 1
         guard let directory = try runDirectory(in: txn) else { return sources }
         guard directory.block == sealed else { throw TextIndexError.corrupt("run directory of block \(directory.block), open block \(sealed)") }
         for run in directory.runs {
-            sources.append(PostingSource(block: sealed, prefix: runPrefix(block: sealed, start: run.start), isRun: true))
+            sources.append(PostingSource(space: spaceId, block: sealed, runStart: run.start))
         }
         return sources
     }

@@ -66,12 +66,15 @@ extension TextIndex {
             let group = top.count < k ? top : scored.filter { $0.score >= floor }
             var hits: [(hit: SearchHit, expired: Bool)] = []
             hits.reserveCapacity(group.count)
+            // One cursor for the group's documents, keys written in place.
+            let cursor = try docs.cursor(in: txn)
             for c in group {
                 reads += 1
-                guard let doc = try docs.withValue(forKey: SpaceKey(space: spaceId, c.id), in: txn,
-                                                   { try DocumentRecord.decodeHeader($0) })
-                else { continue }
-                hits.append((SearchHit(kind: doc.kind, identifier: doc.identifier, score: c.score), doc.isExpired(at: now)))
+                let key = (UInt64(spaceId) << 32 | UInt64(c.id)).bigEndian
+                guard let entry = try withUnsafeBytes(of: key, { try cursor.seekBytes(exactly: $0) }) else { continue }
+                let doc = try DocumentRecord.decodeHit(entry.value)
+                let expired = doc.expirationDate.map { $0 <= now } ?? false
+                hits.append((SearchHit(kind: doc.kind, identifier: doc.identifier, score: c.score), expired))
             }
             hits.sort { a, b in
                 if a.hit.score != b.hit.score { return a.hit.score > b.hit.score }

@@ -55,25 +55,36 @@ enum TopK {
         var isFull: Bool { capacity > 0 && items.count >= capacity }
         var threshold: Double { items.first?.score ?? -.infinity }
 
+        /// Sifts with a hole (one store a level, no swaps) in the array's
+        /// storage, so that a query's many inserts cost a few compares each.
+        @inline(never)
         mutating func insert(_ item: (id: UInt32, score: Double)) {
             if items.count < capacity {
                 items.append(item)
-                var i = items.count - 1
-                while i > 0 {
-                    let p = (i - 1) / 2
-                    if better(items[p], items[i]) { items.swapAt(p, i); i = p } else { break }
+                items.withUnsafeMutableBufferPointer { h in
+                    var i = h.count - 1
+                    while i > 0 {
+                        let p = (i - 1) / 2
+                        guard better(h[p], item) else { break }
+                        h[i] = h[p]
+                        i = p
+                    }
+                    h[i] = item
                 }
             } else if capacity > 0 && better(item, items[0]) {
-                items[0] = item
-                var i = 0
-                while true {
-                    let l = 2 * i + 1, r = l + 1
-                    var worst = i
-                    if l < capacity && better(items[worst], items[l]) { worst = l }
-                    if r < capacity && better(items[worst], items[r]) { worst = r }
-                    if worst == i { break }
-                    items.swapAt(i, worst)
-                    i = worst
+                items.withUnsafeMutableBufferPointer { h in
+                    let n = h.count
+                    var i = 0
+                    while true {
+                        let l = 2 * i + 1
+                        guard l < n else { break }
+                        // The worse child: the one to rise if `item` is better.
+                        let c = l + 1 < n && better(h[l], h[l + 1]) ? l + 1 : l
+                        guard better(item, h[c]) else { break }
+                        h[i] = h[c]
+                        i = c
+                    }
+                    h[i] = item
                 }
             }
         }

@@ -45,6 +45,7 @@ struct EventLogTool: AsyncParsableCommand {
             CompactCommand.self,
             BenchCommand.self,
             BenchSettingCommand.self,
+            BenchQueriesCommand.self,
             ShipCommand.self,
             FollowCommand.self,
             RestoreCommand.self,

@@ -45,6 +45,33 @@ struct BenchCommandTests {
         #expect(left.isEmpty)
     }
 
+    @Test("bench-queries: one latency a round over an existing store, every query counted; --rounds 0 refused")
+    func queriesOverAStore() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let queries = try dir.file("queries.txt", ["library", "data server", "net*", "busqueda"])
+        let store = dir.path + "/store"
+        let indexed = try CLI.run(["bench-setting", "--items", "500", "--batch-size", "100", "--durability", "noSync",
+                                   "--store", store])
+        #expect(indexed.status == 0, "\(indexed.stderr)")
+        let run = try CLI.run(["bench-queries", "--store", store, "--queries", queries, "--rounds", "2"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let rounds = try run.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(rounds.count == 2)
+        for round in rounds {
+            #expect(round["count"] as? Int == 4)
+            #expect((round["withHits"] as? Int ?? 0) > 0, "generated items contain the queried words")
+            let p50 = (round["p50Microseconds"] as? NSNumber)?.doubleValue ?? 0
+            let p99 = (round["p99Microseconds"] as? NSNumber)?.doubleValue ?? 0
+            #expect(p50 > 0 && p50 <= p99, "\(round)")
+        }
+        let refused = try CLI.run(["bench-queries", "--store", store, "--queries", queries, "--rounds", "0"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("--rounds must be 1 or more"), "\(refused.stderr)")
+    }
+
     @Test("--max-commits caps a setting and says so; --csv has a row per setting")
     func cappedCSV() throws {
         let dir = TemporaryDirectory()
