@@ -209,7 +209,7 @@ enum DocumentRecord {
     static func decodeHit(_ bytes: UnsafeRawBufferPointer) throws -> (kind: String, identifier: String, expirationDate: Date?) {
         var r = ByteReader(bytes)
         let f = try r.byte()
-        guard f == format else { throw TextIndexError.corrupt("document format \(f)") }
+        guard f == format || f == referenceFormat else { throw TextIndexError.corrupt("document format \(f)") }
         let kind = try r.string()
         let identifier = try r.string()
         let expiration = try r.byte() == 1 ? Date(timeIntervalSinceReferenceDate: try r.double()) : nil
