@@ -48,8 +48,16 @@ struct AnalyzedDocument {
                         if table.stamps[id] != stamp {
                             table.stamps[id] = stamp
                             table.local[id] = Int32(ids.count)
+                            let base = ids.count &* IndexField.count
                             ids.append(Int32(id))
-                            counts.append(contentsOf: repeatElement(0, count: IndexField.count))
+                            if counts.count < base + IndexField.count {
+                                // Grown by doubling, zeroed a term at a time.
+                                counts.append(contentsOf: repeatElement(0, count: max(IndexField.count, counts.count)))
+                            } else {
+                                counts.withUnsafeMutableBufferPointer { c in
+                                    for s in base..<(base + IndexField.count) { c[s] = 0 }
+                                }
+                            }
                         }
                         let k = Int(table.local[id]) &* IndexField.count &+ slot
                         if counts[k] < UInt16.max { counts[k] &+= 1 }
