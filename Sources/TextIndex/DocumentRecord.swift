@@ -37,19 +37,19 @@ enum DocumentRecord {
         } else {
             w.byte(0)
         }
-        let fieldNames = doc.fields.keys.sorted(by: utf8Less)
-        w.varint(fieldNames.count)
-        for name in fieldNames {
+        // Sorted as pairs: no lookup by name afterwards.
+        let fields = doc.fields.sorted { utf8Less($0.key, $1.key) }
+        w.varint(fields.count)
+        for (name, values) in fields {
             w.string(name)
-            let values = doc.fields[name]!
             w.varint(values.count)
             for v in values { w.string(v) }
         }
-        let attributeNames = doc.attributes.keys.sorted(by: utf8Less)
-        w.varint(attributeNames.count)
-        for name in attributeNames {
+        let attributes = doc.attributes.sorted { utf8Less($0.key, $1.key) }
+        w.varint(attributes.count)
+        for (name, value) in attributes {
             w.string(name)
-            switch doc.attributes[name]! {
+            switch value {
             case .strings(let values):
                 w.byte(1)
                 w.varint(values.count)

@@ -41,10 +41,21 @@ enum SearchDocuments {
                 return
             }
             // Equal values once: a title given twice would count its words twice.
-            // (Only lists are deduplicated: hashing every long description costs.)
+            // (Only lists are deduplicated: hashing every long description costs.
+            // A short list is scanned: `==` is the equality a set would use.)
+            guard values.count > 16 else {
+                var unique: [String] = []
+                unique.reserveCapacity(values.count)
+                for v in values where !unique.contains(v) { unique.append(v) }
+                doc.fields[name] = unique
+                return
+            }
             var seen = Set<String>()
             doc.fields[name] = values.filter { seen.insert($0).inserted }
         }
+        // At most seven text fields and six attributes: no growing and rehashing on the way.
+        doc.fields.reserveCapacity(7)
+        doc.attributes.reserveCapacity(6)
         let set = set ?? Activitylog_V1_ContentAttributes()
         field("title", [title, set.hasTitle ? set.title : nil].compactMap { $0 })
         field("displayName", set.hasDisplayName ? [set.displayName] : [])
