@@ -35,7 +35,6 @@ struct AnalyzedDocument {
         // the table's per-term stamps: no sorting, no hashing beyond interning.
         counts.removeAll(keepingCapacity: true)
         table.nextStamp()
-        let stamp = table.stamp
         var ids: [Int32] = []
         for (name, values) in doc.fields {
             let field = IndexField(name: name)
@@ -44,12 +43,11 @@ struct AnalyzedDocument {
                 var copy = value
                 let words = copy.withUTF8 { bytes in
                     tokenizer.forEachIndexTerm(in: bytes, keepWhole: field == .keywords, ranges: &ranges) { term, _ in
-                        let id = Int(table.intern(term))
-                        if table.stamps[id] != stamp {
-                            table.stamps[id] = stamp
-                            table.local[id] = Int32(ids.count)
+                        let id = table.intern(term)
+                        let local = Int(table.local(id, next: Int32(ids.count)))
+                        if local == ids.count {
                             let base = ids.count &* IndexField.count
-                            ids.append(Int32(id))
+                            ids.append(id)
                             if counts.count < base + IndexField.count {
                                 // Grown by doubling, zeroed a term at a time.
                                 counts.append(contentsOf: repeatElement(0, count: max(IndexField.count, counts.count)))
@@ -59,7 +57,7 @@ struct AnalyzedDocument {
                                 }
                             }
                         }
-                        let k = Int(table.local[id]) &* IndexField.count &+ slot
+                        let k = local &* IndexField.count &+ slot
                         if counts[k] < UInt16.max { counts[k] &+= 1 }
                     }
                 }
