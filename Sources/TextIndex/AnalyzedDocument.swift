@@ -57,8 +57,10 @@ struct AnalyzedDocument {
                                 }
                             }
                         }
-                        let k = local &* IndexField.count &+ slot
-                        if counts[k] < UInt16.max { counts[k] &+= 1 }
+                        counts.withUnsafeMutableBufferPointer { c in
+                            let k = local &* IndexField.count &+ slot
+                            if c[k] < UInt16.max { c[k] &+= 1 }
+                        }
                     }
                 }
                 fieldLengths[slot] &+= UInt32(words)
@@ -66,21 +68,35 @@ struct AnalyzedDocument {
         }
         let norms = fieldLengths.map { FieldNorm.encode(Int($0)) }
         termIds = ids
-        payloads.reserveCapacity(ids.count * 4)
-        payloadEnds.reserveCapacity(ids.count)
-        for k in ids.indices {
-            let base = k * IndexField.count
-            var mask: UInt8 = 0
-            for slot in 0..<IndexField.count where counts[base + slot] > 0 { mask |= 1 << UInt8(slot) }
-            payloads.append(mask)
-            for slot in 0..<IndexField.count where counts[base + slot] > 0 {
-                var v = UInt32(counts[base + slot])
-                while v >= 0x80 { payloads.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
-                payloads.append(UInt8(v))
-                payloads.append(norms[slot])
+        // Written through pointers: a payload is a few bytes for each term
+        // of each document. At most a mask and, per field, a 3-byte
+        // frequency (≤ 65,535) and a norm.
+        let terms = ids.count
+        var ends = [Int32](repeating: 0, count: terms)
+        payloads = [UInt8](unsafeUninitializedCapacity: terms * (1 + 4 * IndexField.count)) { out, written in
+            counts.withUnsafeBufferPointer { c in
+                ends.withUnsafeMutableBufferPointer { e in
+                    var w = 0
+                    for k in 0..<terms {
+                        let base = k * IndexField.count
+                        var mask: UInt8 = 0
+                        for slot in 0..<IndexField.count where c[base + slot] > 0 { mask |= 1 << UInt8(slot) }
+                        out[w] = mask
+                        w += 1
+                        for slot in 0..<IndexField.count where c[base + slot] > 0 {
+                            var v = UInt32(c[base + slot])
+                            while v >= 0x80 { out[w] = UInt8(truncatingIfNeeded: v) | 0x80; w += 1; v >>= 7 }
+                            out[w] = UInt8(v)
+                            out[w + 1] = norms[slot]
+                            w += 2
+                        }
+                        e[k] = Int32(w)
+                    }
+                    written = w
+                }
             }
-            payloadEnds.append(Int32(payloads.count))
         }
+        payloadEnds = ends
     }
 
     /// The payload of the `k`-th term.

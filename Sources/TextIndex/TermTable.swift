@@ -103,7 +103,7 @@ struct TermTable {
                         if id < 0 { free = i; return -1 }
                         let e = es[Int(id)]
                         if e.hash == h && Int(e.length) == n
-                            && (n == 0 || memcmp(ar.baseAddress! + Int(e.start), bytes.baseAddress!, n) == 0) {
+                            && (n == 0 || ByteOrder.equal(ar.baseAddress! + Int(e.start), bytes.baseAddress!, n)) {
                             return id
                         }
                         i = (i + 1) & mask

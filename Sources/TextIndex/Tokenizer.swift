@@ -464,7 +464,8 @@ public struct Tokenizer {
 
     // MARK: ASCII fast path
 
-    /// Word-break classes of ASCII bytes under UAX #29 as ICU applies them.
+    /// Word-break classes of ASCII bytes under UAX #29 as ICU applies them
+    /// (the scan relies on the order: letter, digit, underscore are 1…3).
     enum ASCIIClass: UInt8 {
         case other, letter, digit, underscore, midNumLet, midNum
     }
@@ -490,20 +491,22 @@ public struct Tokenizer {
                 guard c0 == .letter || c0 == .digit || c0 == .underscore else { i += 1; continue }
                 var pos = i
                 var hasAlphanumeric = c0 != .underscore
+                var c = c0  // the class at `pos`
                 while pos + 1 < n {
-                    let c = classes[Int(bytes[pos])]
                     let d = classes[Int(bytes[pos + 1])]
-                    if d == .letter || d == .digit || d == .underscore {
+                    if d.rawValue &- 1 < 3 {
                         // WB5, WB8-10, WB13a/b: letters, digits and `_` join.
                         pos += 1
+                        c = d
                         if d != .underscore { hasAlphanumeric = true }
                         continue
                     }
-                    if (d == .midNumLet || d == .midNum) && pos + 2 < n {
+                    if d.rawValue >= ASCIIClass.midNumLet.rawValue && pos + 2 < n {
                         let e = classes[Int(bytes[pos + 2])]
                         // WB6/7: letter (. or ') letter; WB11/12: digit (. ' , ;) digit.
                         if (c == .letter && e == .letter && d == .midNumLet) || (c == .digit && e == .digit) {
                             pos += 2
+                            c = e
                             continue
                         }
                     }
