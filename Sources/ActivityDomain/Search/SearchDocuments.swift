@@ -15,7 +15,8 @@ enum SearchDocuments {
     static let activityKind = "activity"
 
     static func item(_ item: Activitylog_V1_SearchableItem) -> IndexDocument {
-        var doc = IndexDocument(kind: itemKind, identifier: item.uniqueIdentifier)
+        var doc = IndexDocument(kind: itemKind, identifier: item.uniqueIdentifier, fields: SearchDocuments.emptyFields(),
+                                attributes: SearchDocuments.emptyAttributes())
         addContent(item.attributeSet, to: &doc, title: nil, keywords: [])
         if item.hasDomainIdentifier { doc.attributes["domainIdentifier"] = .string(item.domainIdentifier) }
         doc.expirationDate = Date(microseconds: item.expirationDateMicros)
@@ -25,13 +26,20 @@ enum SearchDocuments {
     /// A saved copy eligible for search, under its saved key. Its own `title`
     /// and `keywords` join those of its `contentAttributeSet`.
     static func activity(key: String, _ copy: Activitylog_V1_Activity) -> IndexDocument {
-        var doc = IndexDocument(kind: activityKind, identifier: key)
+        var doc = IndexDocument(kind: activityKind, identifier: key, fields: SearchDocuments.emptyFields(),
+                                attributes: SearchDocuments.emptyAttributes())
         addContent(copy.hasContentAttributeSet ? copy.contentAttributeSet : nil, to: &doc,
                    title: copy.hasTitle ? copy.title : nil, keywords: copy.keywords)
         doc.attributes["activityType"] = .string(copy.activityType)
         if copy.hasExpirationDateMicros { doc.expirationDate = Date(microseconds: copy.expirationDateMicros) }
         return doc
     }
+
+    /// Room for the seven text fields (and the six attributes) a document
+    /// can have, made at that size: growing field by field rehashed each
+    /// time, and `reserveCapacity` on an empty dictionary cost as much.
+    static func emptyFields() -> [String: [String]] { Dictionary(minimumCapacity: 7) }
+    static func emptyAttributes() -> [String: AttributeValue] { Dictionary(minimumCapacity: 6) }
 
     private static func addContent(_ set: Activitylog_V1_ContentAttributes?, to doc: inout IndexDocument,
                                    title: String?, keywords: [String]) {
@@ -53,9 +61,6 @@ enum SearchDocuments {
             var seen = Set<String>()
             doc.fields[name] = values.filter { seen.insert($0).inserted }
         }
-        // At most seven text fields and six attributes: no growing and rehashing on the way.
-        doc.fields.reserveCapacity(7)
-        doc.attributes.reserveCapacity(6)
         let set = set ?? Activitylog_V1_ContentAttributes()
         field("title", [title, set.hasTitle ? set.title : nil].compactMap { $0 })
         field("displayName", set.hasDisplayName ? [set.displayName] : [])
