@@ -106,7 +106,14 @@ enum AttributeKey {
 
     static func prefix(name: String, type: Character, number: Double) -> [UInt8]? {
         guard !number.isNaN else { return nil }
-        return prefix(name: name, type: type) + orderable(number)
+        // One array (a key of every dated document), not four concatenated.
+        var key: [UInt8] = []
+        key.reserveCapacity(name.utf8.count + 10)
+        key.append(contentsOf: name.utf8)
+        key.append(0)
+        key.append(type.asciiValue!)
+        withUnsafeBytes(of: orderableBits(number).bigEndian) { key.append(contentsOf: $0) }
+        return key
     }
 
     static func foldedValue(_ text: String) -> [UInt8] {
@@ -128,10 +135,14 @@ enum AttributeKey {
 
     /// 8 bytes whose byte order is the numeric order of `value`.
     static func orderable(_ value: Double) -> [UInt8] {
+        withUnsafeBytes(of: orderableBits(value).bigEndian) { Array($0) }
+    }
+
+    /// The bits ``orderable(_:)`` writes big-endian.
+    static func orderableBits(_ value: Double) -> UInt64 {
         let v = value == 0 ? 0.0 : value  // -0.0 sorts as 0.0
-        var bits = v.bitPattern
-        bits = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
-        return withUnsafeBytes(of: bits.bigEndian) { Array($0) }
+        let bits = v.bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
     }
 
     static func number(fromOrderable bytes: UnsafeRawBufferPointer) -> Double {
