@@ -35,7 +35,6 @@ struct AnalyzedDocument {
         // the table's per-term stamps: no sorting, no hashing beyond interning.
         counts.removeAll(keepingCapacity: true)
         table.nextStamp()
-        let stamp = table.stamp
         var ids: [Int32] = []
         for (name, values) in doc.fields {
             let field = IndexField(name: name)
@@ -44,15 +43,24 @@ struct AnalyzedDocument {
                 var copy = value
                 let words = copy.withUTF8 { bytes in
                     tokenizer.forEachIndexTerm(in: bytes, keepWhole: field == .keywords, ranges: &ranges) { term, _ in
-                        let id = Int(table.intern(term))
-                        if table.stamps[id] != stamp {
-                            table.stamps[id] = stamp
-                            table.local[id] = Int32(ids.count)
-                            ids.append(Int32(id))
-                            counts.append(contentsOf: repeatElement(0, count: IndexField.count))
+                        let id = table.intern(term)
+                        let local = Int(table.local(id, next: Int32(ids.count)))
+                        if local == ids.count {
+                            let base = ids.count &* IndexField.count
+                            ids.append(id)
+                            if counts.count < base + IndexField.count {
+                                // Grown by doubling, zeroed a term at a time.
+                                counts.append(contentsOf: repeatElement(0, count: max(IndexField.count, counts.count)))
+                            } else {
+                                counts.withUnsafeMutableBufferPointer { c in
+                                    for s in base..<(base + IndexField.count) { c[s] = 0 }
+                                }
+                            }
                         }
-                        let k = Int(table.local[id]) &* IndexField.count &+ slot
-                        if counts[k] < UInt16.max { counts[k] &+= 1 }
+                        counts.withUnsafeMutableBufferPointer { c in
+                            let k = local &* IndexField.count &+ slot
+                            if c[k] < UInt16.max { c[k] &+= 1 }
+                        }
                     }
                 }
                 fieldLengths[slot] &+= UInt32(words)
@@ -60,21 +68,35 @@ struct AnalyzedDocument {
         }
         let norms = fieldLengths.map { FieldNorm.encode(Int($0)) }
         termIds = ids
-        payloads.reserveCapacity(ids.count * 4)
-        payloadEnds.reserveCapacity(ids.count)
-        for k in ids.indices {
-            let base = k * IndexField.count
-            var mask: UInt8 = 0
-            for slot in 0..<IndexField.count where counts[base + slot] > 0 { mask |= 1 << UInt8(slot) }
-            payloads.append(mask)
-            for slot in 0..<IndexField.count where counts[base + slot] > 0 {
-                var v = UInt32(counts[base + slot])
-                while v >= 0x80 { payloads.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
-                payloads.append(UInt8(v))
-                payloads.append(norms[slot])
+        // Written through pointers: a payload is a few bytes for each term
+        // of each document. At most a mask and, per field, a 3-byte
+        // frequency (≤ 65,535) and a norm.
+        let terms = ids.count
+        var ends = [Int32](repeating: 0, count: terms)
+        payloads = [UInt8](unsafeUninitializedCapacity: terms * (1 + 4 * IndexField.count)) { out, written in
+            counts.withUnsafeBufferPointer { c in
+                ends.withUnsafeMutableBufferPointer { e in
+                    var w = 0
+                    for k in 0..<terms {
+                        let base = k * IndexField.count
+                        var mask: UInt8 = 0
+                        for slot in 0..<IndexField.count where c[base + slot] > 0 { mask |= 1 << UInt8(slot) }
+                        out[w] = mask
+                        w += 1
+                        for slot in 0..<IndexField.count where c[base + slot] > 0 {
+                            var v = UInt32(c[base + slot])
+                            while v >= 0x80 { out[w] = UInt8(truncatingIfNeeded: v) | 0x80; w += 1; v >>= 7 }
+                            out[w] = UInt8(v)
+                            out[w + 1] = norms[slot]
+                            w += 2
+                        }
+                        e[k] = Int32(w)
+                    }
+                    written = w
+                }
             }
-            payloadEnds.append(Int32(payloads.count))
         }
+        payloadEnds = ends
     }
 
     /// The payload of the `k`-th term.

@@ -30,17 +30,18 @@ enum AttributeKey {
     /// Every key of `doc` without the document id suffix, sorted.
     static func keys(of doc: IndexDocument) -> [[UInt8]] {
         var keys: [[UInt8]] = []
-        keys.append(prefix(name: "kind", string: doc.kind))
+        keys.reserveCapacity(doc.attributes.count + 3)
+        keys.append(stringKey(name: "kind", doc.kind))
         if let e = doc.expirationDate, let k = prefix(name: "expirationDate", type: "d", number: e.timeIntervalSinceReferenceDate) {
             keys.append(k)
         }
         if doc.attributes["uniqueIdentifier"] == nil && doc.fields["uniqueIdentifier"] == nil {
-            keys.append(prefix(name: "uniqueIdentifier", string: doc.identifier))
+            keys.append(stringKey(name: "uniqueIdentifier", doc.identifier))
         }
         for (name, value) in doc.attributes {
             switch value {
             case .strings(let values):
-                for v in values { keys.append(prefix(name: name, string: v)) }
+                for v in values { keys.append(stringKey(name: name, v)) }
             case .numbers(let values):
                 for v in values { if let k = prefix(name: name, type: "n", number: v) { keys.append(k) } }
             case .dates(let values):
@@ -78,13 +79,53 @@ enum AttributeKey {
         prefix(name: name, stringPrefix: string) + [0]
     }
 
+    /// What ``prefix(name:string:)`` gives, built in one array: an
+    /// indexed document's keys are most of a flush's attribute work.
+    static func stringKey(name: String, _ value: String) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(name.utf8.count + value.utf8.count + 3)
+        key.append(contentsOf: name.utf8)
+        key.append(0)
+        key.append(UInt8(ascii: "s"))
+        var copy = value
+        copy.withUTF8 { bytes in
+            guard TextFolding.isASCII(bytes) else {
+                key.append(contentsOf: foldedValue(bytes))
+                return
+            }
+            // ASCII folds to its lowercase (TextFolding's fast path); every byte is a character.
+            var n = 0
+            for b in bytes where b != 0 && n < maximumStringBytes {
+                key.append(b &- 0x41 < 26 ? b | 0x20 : b)
+                n += 1
+            }
+        }
+        key.append(0)
+        return key
+    }
+
     static func prefix(name: String, type: Character, number: Double) -> [UInt8]? {
         guard !number.isNaN else { return nil }
-        return prefix(name: name, type: type) + orderable(number)
+        // One array (a key of every dated document), not four concatenated.
+        var key: [UInt8] = []
+        key.reserveCapacity(name.utf8.count + 10)
+        key.append(contentsOf: name.utf8)
+        key.append(0)
+        key.append(type.asciiValue!)
+        withUnsafeBytes(of: orderableBits(number).bigEndian) { key.append(contentsOf: $0) }
+        return key
     }
 
     static func foldedValue(_ text: String) -> [UInt8] {
-        var folded = Array(TextFolding.fold(text, .index).utf8)
+        var copy = text
+        return copy.withUTF8 { foldedValue($0) }
+    }
+
+    /// UTF-8 `bytes` folded for the index, NUL bytes dropped, cut to
+    /// ``maximumStringBytes`` at a character boundary.
+    static func foldedValue(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var folded: [UInt8] = []
+        TextFolding.fold(bytes, .index, into: &folded)
         folded.removeAll { $0 == 0 }
         if folded.count > maximumStringBytes {
             folded.removeLast(folded.count - Tokenizer.truncatedLength(folded, maximumStringBytes))
@@ -94,10 +135,14 @@ enum AttributeKey {
 
     /// 8 bytes whose byte order is the numeric order of `value`.
     static func orderable(_ value: Double) -> [UInt8] {
+        withUnsafeBytes(of: orderableBits(value).bigEndian) { Array($0) }
+    }
+
+    /// The bits ``orderable(_:)`` writes big-endian.
+    static func orderableBits(_ value: Double) -> UInt64 {
         let v = value == 0 ? 0.0 : value  // -0.0 sorts as 0.0
-        var bits = v.bitPattern
-        bits = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
-        return withUnsafeBytes(of: bits.bigEndian) { Array($0) }
+        let bits = v.bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
     }
 
     static func number(fromOrderable bytes: UnsafeRawBufferPointer) -> Double {

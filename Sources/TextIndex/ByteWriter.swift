@@ -42,6 +42,13 @@ struct ByteWriter {
 
     /// Varint byte count, then the UTF-8 bytes.
     mutating func string(_ s: String) {
+        // A native string's bytes without a mutable copy; others through `withUTF8`.
+        let written: Bool? = s.utf8.withContiguousStorageIfAvailable { utf8 in
+            varint(utf8.count)
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if written == true { return }
         var copy = s
         copy.withUTF8 { utf8 in
             varint(utf8.count)

@@ -56,7 +56,7 @@ public struct IndexDocument: Sendable, Equatable {
     /// Throws when the identity or a name breaks the limits.
     func validate() throws {
         let kindBytes = kind.utf8
-        guard !kindBytes.isEmpty, kindBytes.count <= 64, !kindBytes.contains(0) else { throw TextIndexError.invalidKind(kind) }
+        guard !kindBytes.isEmpty, kindBytes.count <= 64, !IndexDocument.containsNUL(kind) else { throw TextIndexError.invalidKind(kind) }
         guard !identifier.isEmpty else { throw TextIndexError.emptyIdentifier(kind: kind) }
         let n = identifier.utf8.count
         guard n <= TextIndex.maximumIdentifierLength else { throw TextIndexError.identifierTooLong(identifier, bytes: n) }
@@ -70,9 +70,17 @@ public struct IndexDocument: Sendable, Equatable {
         }
     }
 
+    /// Whether `s` has a NUL byte (`memchr` over a native string's bytes).
+    static func containsNUL(_ s: String) -> Bool {
+        s.utf8.withContiguousStorageIfAvailable { b in
+            guard let base = b.baseAddress else { return false }
+            return memchr(base, 0, b.count) != nil
+        } ?? s.utf8.contains(0)
+    }
+
     static func validateName(_ name: String) throws {
         let bytes = name.utf8
-        guard !bytes.isEmpty, bytes.count <= 64, !bytes.contains(0) else { throw TextIndexError.invalidName(name) }
+        guard !bytes.isEmpty, bytes.count <= 64, !containsNUL(name) else { throw TextIndexError.invalidName(name) }
         // These two are the document's own (`kind`, `expirationDate`).
         guard name != "kind" && name != "expirationDate" else { throw TextIndexError.invalidName(name) }
     }

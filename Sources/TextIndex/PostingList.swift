@@ -91,19 +91,42 @@ enum PostingList {
     static func encode(_ changes: ArraySlice<PostingChange>, payloads: [UInt8], into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
         guard let lastChange = changes.last else { return }
-        appendVarint(changes.count, to: &out)
-        let last = Int(lastChange.offset)
-        out.append(UInt8(last >> 8))
-        out.append(UInt8(last & 0xFF))
-        var previous = -1
-        payloads.withUnsafeBufferPointer { p in
-            for c in changes {
-                let offset = Int(c.offset)
-                appendVarint(previous < 0 ? offset : offset - previous, to: &out)
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: p[Int(c.payloadStart)..<Int(c.payloadEnd)]))
-                previous = offset
+        // Sized first, then written through a pointer: a value is written
+        // for every term of every new document, a few bytes a posting.
+        // At most: a 5-byte count, 2 bytes of last offset, and per document
+        // a 2-byte delta (offsets < 4,096) and its payload.
+        var size = 7
+        for c in changes { size += 2 + Int(c.payloadEnd - c.payloadStart) }
+        out.append(contentsOf: repeatElement(0, count: size))
+        let written = out.withUnsafeMutableBufferPointer { o -> Int in
+            payloads.withUnsafeBufferPointer { p -> Int in
+                var w = 0
+                @inline(__always) func varint(_ value: Int) {
+                    var v = UInt(value)
+                    while v >= 0x80 { o[w] = UInt8(truncatingIfNeeded: v) | 0x80; w += 1; v >>= 7 }
+                    o[w] = UInt8(v)
+                    w += 1
+                }
+                varint(changes.count)
+                let last = Int(lastChange.offset)
+                o[w] = UInt8(last >> 8)
+                o[w + 1] = UInt8(last & 0xFF)
+                w += 2
+                var previous = -1
+                for c in changes {
+                    let offset = Int(c.offset)
+                    varint(previous < 0 ? offset : offset - previous)
+                    // Payloads are a few bytes: copied by hand, not by `memcpy`.
+                    for k in Int(c.payloadStart)..<Int(c.payloadEnd) {
+                        o[w] = p[k]
+                        w += 1
+                    }
+                    previous = offset
+                }
+                return w
             }
         }
+        out.removeLast(out.count - written)
     }
 
     /// Merges `changes` (sorted by offset; for one offset a removal comes

@@ -75,6 +75,12 @@ public struct PreparedDocument: Sendable {
     }
 
     static func sameBytes(_ a: String, _ b: String) -> Bool {
+        // Native strings: their bytes in place, no mutable copies.
+        if let same = a.utf8.withContiguousStorageIfAvailable({ x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+            }
+        }), let same { return same }
         var a = a, b = b
         return a.withUTF8 { x in
             b.withUTF8 { y in x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) }

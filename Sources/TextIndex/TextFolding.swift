@@ -45,11 +45,11 @@ public enum TextFolding {
     public static func fold(_ bytes: UnsafeBufferPointer<UInt8>, _ options: Options, into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
         if isASCII(bytes) {
-            out.reserveCapacity(bytes.count)
+            out.append(contentsOf: bytes)
             if options.contains(.case) {
-                for b in bytes { out.append(b &- 0x41 < 26 ? b | 0x20 : b) }
-            } else {
-                out.append(contentsOf: bytes)
+                out.withUnsafeMutableBufferPointer { o in
+                    for i in o.indices where o[i] &- 0x41 < 26 { o[i] |= 0x20 }
+                }
             }
             return
         }
@@ -72,6 +72,15 @@ public enum TextFolding {
             i += 1
         }
         return true
+    }
+
+    /// `text` folded by `options` through ICU even when it is ASCII: what
+    /// the ASCII fast path of ``fold(_:_:)`` is checked against.
+    public static func foldThroughICU(_ text: String, _ options: Options = []) -> String {
+        var out: [UInt8] = []
+        var copy = text
+        copy.withUTF8 { foldWithICU($0, options, into: &out) }
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func foldWithICU(_ bytes: UnsafeBufferPointer<UInt8>, _ options: Options, into out: inout [UInt8]) {

@@ -251,8 +251,9 @@ public final class TextIndexWriter {
         changes.reserveCapacity(pending.count * 64)
         var arena: [UInt8] = []
         arena.reserveCapacity(pending.count * 256)
-        var removedValues = Set<TermKey>()
-        var addedValues = Set<TermKey>()
+        // Attribute keys that go and that come (a key both old and new stays).
+        var deletions = ByteStrings()
+        var additions = ByteStrings()
         var fieldNames = Set<String>()
         let ids = pending.keys.sorted()
 
@@ -261,6 +262,8 @@ public final class TextIndexWriter {
             let idKey = SpaceKey(space: space, id)
             var idBytes = [UInt8]()
             withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
+            var oldKeys: [[UInt8]] = []
+            var newKeys: [[UInt8]] = []
             // What the stored version put in: its stored text tokenized again
             // (the tokenizer is the one that indexed it: checked below).
             if let old = try index.docs.withValue(forKey: idKey, in: txn, { try DocumentRecord.decode($0, content: content) }) {
@@ -270,16 +273,34 @@ public final class TextIndexWriter {
                     changes.append(PostingChange(key: UInt64(id), termId: termId, payloadStart: -1, payloadEnd: -1))
                 }
                 try stats!.subtract(previous.fieldLengths)
-                for k in AttributeKey.keys(of: old) { removedValues.insert(TermKey(term: spacePrefix + k + idBytes)) }
+                oldKeys = AttributeKey.keys(of: old)
             }
             if case .upsert(let doc, _, let analyzed) = pending[id]! {
+                // The payloads are concatenated in term order: copied at once.
+                let base = Int32(arena.count)
+                arena.append(contentsOf: analyzed.payloads)
+                var start = base
                 for (k, termId) in analyzed.termIds.enumerated() {
-                    let start = Int32(arena.count)
-                    arena.append(contentsOf: analyzed.payload(k))
-                    changes.append(PostingChange(key: UInt64(id), termId: termId, payloadStart: start, payloadEnd: Int32(arena.count)))
+                    let end = base + analyzed.payloadEnds[k]
+                    changes.append(PostingChange(key: UInt64(id), termId: termId, payloadStart: start, payloadEnd: end))
+                    start = end
                 }
                 try stats!.add(analyzed.fieldLengths)
-                for k in AttributeKey.keys(of: doc) { addedValues.insert(TermKey(term: spacePrefix + k + idBytes)) }
+                newKeys = AttributeKey.keys(of: doc)
+            }
+            // Both sorted and unique: one merge walk; keys of other ids never collide (the id ends them).
+            var a = 0, b = 0
+            while a < oldKeys.count || b < newKeys.count {
+                if b == newKeys.count || (a < oldKeys.count && oldKeys[a].lexicographicallyPrecedes(newKeys[b])) {
+                    deletions.append(spacePrefix, oldKeys[a], idBytes)
+                    a += 1
+                } else if a == oldKeys.count || newKeys[b].lexicographicallyPrecedes(oldKeys[a]) {
+                    additions.append(spacePrefix, newKeys[b], idBytes)
+                    b += 1
+                } else {
+                    a += 1
+                    b += 1
+                }
             }
         }
 
@@ -346,10 +367,13 @@ public final class TextIndexWriter {
         table.removeAll()
 
         // 6. Attribute index: only keys that changed.
-        let deletions = removedValues.subtracting(addedValues).map(\.term)
-        for k in ByteOrder.order(of: deletions) { try index.values.delete(deletions[k], in: txn) }
-        let additions = addedValues.subtracting(removedValues).map(\.term)
-        for k in ByteOrder.order(of: additions) { try index.values.put([], forKey: additions[k], in: txn) }
+        for k in deletions.sortedOrder() { try index.values.delete(deletions.withBytes(k) { Array($0) }, in: txn) }
+        let empty: [UInt8] = []
+        try empty.withUnsafeBytes { none in
+            for k in additions.sortedOrder() {
+                try additions.withBytes(k) { try index.values.putBytes(none, forKey: $0, in: txn) }
+            }
+        }
         try index.meta.put(stats!.encoded(), forKey: index.metaKey(TextIndex.statisticsKey), in: txn)
         flushedNextId = stats!.nextDocumentId
         groupEnds.removeAll(keepingCapacity: true)

@@ -1,4 +1,5 @@
 import CICU
+import Foundation
 
 /// Splits text into words (Unicode word segmentation) and folds words into
 /// index terms.
@@ -68,6 +69,10 @@ public struct Tokenizer {
     var batchFolded: [UInt8] = []
     var batchRanges: [Range<Int>] = []
     var batchSlots: [Int32] = []
+    /// The ASCII path's scratch: the text lowercased, a word's parts, the parts already given.
+    var lowered: [UInt8] = []
+    var asciiParts: [Range<Int>] = []
+    var asciiEmitted: [Range<Int>] = []
     /// ``PreparedDocument``'s per-document scratch, kept between documents
     /// so that preparing one allocates only its result (nil while in use).
     var preparation: PreparationScratch? = PreparationScratch()
@@ -188,6 +193,7 @@ public struct Tokenizer {
     /// number of words.
     mutating func forEachIndexTerm(in bytes: UnsafeBufferPointer<UInt8>, keepWhole: Bool, ranges: inout [Range<Int>],
                                    _ body: (_ term: UnsafeBufferPointer<UInt8>, _ isWord: Bool) -> Void) -> Int {
+        if TextFolding.isASCII(bytes) { return forEachASCIIIndexTerm(in: bytes, keepWhole: keepWhole, body) }
         wordRanges(in: bytes, into: &ranges)
         // Non-ASCII text: fold all its words in one ICU call, NUL-separated
         // (no normalization or folding creates or merges across U+0000).
@@ -226,6 +232,111 @@ public struct Tokenizer {
             if !folded.isEmpty { folded.withUnsafeBufferPointer { body($0, false) } }
         }
         return words
+    }
+
+    /// ``forEachIndexTerm(in:keepWhole:ranges:_:)`` for pure-ASCII text (86 %
+    /// of the corpus), with the same terms in the same order: the text is
+    /// lowercased once (what folding does to ASCII, a test checks it against
+    /// ICU), and every term, a word's, a part's or the whole value's, is a
+    /// slice of that copy, cut to ``maximumTermLength`` bytes (every ASCII
+    /// byte is a character boundary). No per-word copy, no ICU call.
+    mutating func forEachASCIIIndexTerm(in bytes: UnsafeBufferPointer<UInt8>, keepWhole: Bool,
+                                        _ body: (_ term: UnsafeBufferPointer<UInt8>, _ isWord: Bool) -> Void) -> Int {
+        let n = bytes.count
+        var buffer = lowered
+        lowered = []
+        var parts = asciiParts
+        asciiParts = []
+        var emitted = asciiEmitted
+        asciiEmitted = []
+        defer {
+            lowered = buffer
+            asciiParts = parts
+            asciiEmitted = emitted
+        }
+        if buffer.count < n { buffer = [UInt8](repeating: 0, count: max(n, 2 * buffer.count)) }
+        let limit = Tokenizer.maximumTermLength
+        var words = 0
+        var first = 0..<0
+        buffer.withUnsafeMutableBufferPointer { out in
+            for i in 0..<n {
+                let b = bytes[i]
+                out[i] = b &- 0x41 < 26 ? b | 0x20 : b
+            }
+            let low = UnsafeBufferPointer(out)
+            @inline(__always) func term(_ r: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+                UnsafeBufferPointer(rebasing: low[r.lowerBound..<min(r.upperBound, r.lowerBound + limit)])
+            }
+            Tokenizer.forEachASCIIWord(in: bytes) { r in
+                if words == 0 { first = r }
+                words += 1
+                body(term(r), true)
+                let word = UnsafeBufferPointer(rebasing: bytes[r])
+                if Tokenizer.isSimpleASCII(word) { return }
+                // Parts of compounds, once each (besides the word itself).
+                Tokenizer.asciiParts(word, into: &parts)
+                if parts.isEmpty { return }
+                let whole = term(r)
+                if parts.count > 32 {
+                    // Many parts (a long mixed string): a set, not a scan.
+                    var seen = Set<[UInt8]>([Array(whole)])
+                    for p in parts {
+                        let t = term((r.lowerBound + p.lowerBound)..<(r.lowerBound + p.upperBound))
+                        if seen.insert(Array(t)).inserted { body(t, false) }
+                    }
+                    return
+                }
+                emitted.removeAll(keepingCapacity: true)
+                for p in parts {
+                    let t = term((r.lowerBound + p.lowerBound)..<(r.lowerBound + p.upperBound))
+                    if Tokenizer.sameBytes(t, whole) { continue }
+                    if emitted.contains(where: { Tokenizer.sameBytes(term($0), t) }) { continue }
+                    emitted.append((r.lowerBound + p.lowerBound)..<(r.lowerBound + p.upperBound))
+                    body(t, false)
+                }
+            }
+            if keepWhole && n > 0 && (words > 1 || (words == 1 && first != 0..<n)) {
+                body(term(0..<n), false)
+            }
+        }
+        return words
+    }
+
+    @inline(__always)
+    static func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+    }
+
+    /// The parts of an ASCII compound `word`, as ``camelParts(_:)`` and
+    /// ``alphanumericRuns(_:)`` give them for ASCII and in the order
+    /// ``forEachIndexTerm(in:keepWhole:ranges:_:)`` takes them: the parts at
+    /// lowercase-to-uppercase changes (when more than one), then the runs of
+    /// letters and of digits (when more than one), into `parts`.
+    static func asciiParts(_ word: UnsafeBufferPointer<UInt8>, into parts: inout [Range<Int>]) {
+        parts.removeAll(keepingCapacity: true)
+        let n = word.count
+        var start = 0
+        for i in 1..<max(n, 1) where word[i - 1] &- 0x61 < 26 && word[i] &- 0x41 < 26 {
+            parts.append(start..<i)
+            start = i
+        }
+        if !parts.isEmpty { parts.append(start..<n) }
+        let camel = parts.count
+        var runStart = -1
+        var kind = 0  // 0 none, 1 letters, 2 digits
+        for i in 0...n {
+            var k = 0
+            if i < n {
+                let b = word[i]
+                k = b &- 0x30 < 10 ? 2 : ((b | 0x20) &- 0x61 < 26 ? 1 : 0)
+            }
+            if k != kind {
+                if runStart >= 0 { parts.append(runStart..<i) }
+                runStart = k != 0 ? i : -1
+                kind = k
+            }
+        }
+        if parts.count - camel == 1 { parts.removeLast() }
     }
 
     /// Folds the non-ASCII words among `ranges` of `bytes` at once into
@@ -290,6 +401,47 @@ public struct Tokenizer {
         return result
     }
 
+    /// As ``indexTerms(_:keepWhole:)``, without any fast path: ICU splits
+    /// the whole text and folds every word, part and value, even ASCII ones,
+    /// and parts are told apart with a set. What the fast paths (ASCII text,
+    /// whitespace pieces, batched folding) are checked against.
+    public mutating func icuIndexTerms(_ text: String, keepWhole: Bool = false) -> [String] {
+        var copy = text
+        var ranges: [Range<Int>] = []
+        var result: [String] = []
+        copy.withUTF8 { bytes in
+            icuWordRanges(in: bytes, into: &ranges)
+            func folded(_ b: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+                var out: [UInt8] = []
+                TextFolding.foldWithICU(b, .index, into: &out)
+                if out.count > Tokenizer.maximumTermLength {
+                    out.removeLast(out.count - Tokenizer.truncatedLength(out, Tokenizer.maximumTermLength))
+                }
+                return out
+            }
+            for r in ranges {
+                let word = UnsafeBufferPointer(rebasing: bytes[r])
+                let whole = folded(word)
+                if whole.isEmpty { continue }
+                result.append(String(decoding: whole, as: UTF8.self))
+                var parts = Tokenizer.camelParts(word)
+                if parts.count == 1 { parts.removeAll() }
+                let runs = Tokenizer.alphanumericRuns(word)
+                if runs.count > 1 { parts.append(contentsOf: runs) }
+                var seen: Set<[UInt8]> = [whole]
+                for p in parts {
+                    let f = folded(UnsafeBufferPointer(rebasing: word[p]))
+                    if !f.isEmpty && seen.insert(f).inserted { result.append(String(decoding: f, as: UTF8.self)) }
+                }
+            }
+            if keepWhole && (ranges.count > 1 || (ranges.count == 1 && ranges[0] != 0..<bytes.count)) {
+                let f = folded(bytes)
+                if !f.isEmpty { result.append(String(decoding: f, as: UTF8.self)) }
+            }
+        }
+        return result
+    }
+
     /// `word` folded for the index and cut to ``maximumTermLength``; the
     /// buffer is reused by the next call.
     mutating func fold(_ word: UnsafeBufferPointer<UInt8>, _ options: TextFolding.Options = .index) -> [UInt8] {
@@ -312,7 +464,8 @@ public struct Tokenizer {
 
     // MARK: ASCII fast path
 
-    /// Word-break classes of ASCII bytes under UAX #29 as ICU applies them.
+    /// Word-break classes of ASCII bytes under UAX #29 as ICU applies them
+    /// (the scan relies on the order: letter, digit, underscore are 1…3).
     enum ASCIIClass: UInt8 {
         case other, letter, digit, underscore, midNumLet, midNum
     }
@@ -338,20 +491,22 @@ public struct Tokenizer {
                 guard c0 == .letter || c0 == .digit || c0 == .underscore else { i += 1; continue }
                 var pos = i
                 var hasAlphanumeric = c0 != .underscore
+                var c = c0  // the class at `pos`
                 while pos + 1 < n {
-                    let c = classes[Int(bytes[pos])]
                     let d = classes[Int(bytes[pos + 1])]
-                    if d == .letter || d == .digit || d == .underscore {
+                    if d.rawValue &- 1 < 3 {
                         // WB5, WB8-10, WB13a/b: letters, digits and `_` join.
                         pos += 1
+                        c = d
                         if d != .underscore { hasAlphanumeric = true }
                         continue
                     }
-                    if (d == .midNumLet || d == .midNum) && pos + 2 < n {
+                    if d.rawValue >= ASCIIClass.midNumLet.rawValue && pos + 2 < n {
                         let e = classes[Int(bytes[pos + 2])]
                         // WB6/7: letter (. or ') letter; WB11/12: digit (. ' , ;) digit.
                         if (c == .letter && e == .letter && d == .midNumLet) || (c == .digit && e == .digit) {
                             pos += 2
+                            c = e
                             continue
                         }
                     }

@@ -130,4 +130,65 @@ struct TokenizerTests {
             if fast != icu { break }
         }
     }
+
+    /// Inputs that exercise every fast path of the index's terms: ASCII
+    /// rules (digits, apostrophes, hyphens, `@`, `_`, dots, commas), case
+    /// changes and letter/digit runs (compound parts), long words, mixed
+    /// scripts and whitespace pieces.
+    static let termEdgeCases = [
+        "", " ", "a", "A", "Z9", "_", "__", "a_", "@", "@x", "foo@bar.com", "x@Y.Org",
+        "game::strategy", "e.g. can't 3.14 1,000 foo_bar _ a.1 v1.2.3 foo--bar",
+        "rock'n'roll O'Reilly don't 'quoted' x's", "state-of-the-art well-known re-index -- - -x x-",
+        "MyWindowClass NSUserActivity iPhone15Pro kdiff3 HTML5Parser ABCdef aBC a1b2c3 1a2b3c",
+        "wiki.virtualsquare.org http://x.org/a_b?c=1,2;3 C++ c# .NET node.js 0xFF 1e10 3,5;7 a;b",
+        "MiXeD_CaSe_With_UNDERSCORES snake_case_name __init__ TCP/IP AT&T A.B.C.",
+        String(repeating: "ab", count: 200), String(repeating: "aB1", count: 120),
+        String(repeating: "x", count: 300) + " " + String(repeating: "Yz", count: 140),
+        "\t\n tabs\tand\nnewlines\r\n and \u{1} controls \u{7F}",
+        "Introducción a la INDEXACIÓN, señor Müller's café-crème", "naïve CAFÉ 2ème",
+        "NSUserActivityオブジェクトは、あなたのアプリの状態 iPhone版", "核心区别 Core Spotlight 3D打印",
+        "गतिविधि के प्रकार v2", "Ελληνικά ΚΕΦΑΛΑΙΑ σς", "Straße GRÜßEN ﬁle Ⅻ", "e\u{301}te x\u{200D}y \u{200B}b",
+    ]
+
+    /// The index's terms (the ASCII path, whitespace pieces, batched
+    /// folding) are those of the reference that sends everything through
+    /// ICU, for the edge cases and every text field of the corpus's first
+    /// 3,000 items, with and without keeping keywords whole.
+    @Test func indexTermsAgreeWithICUEverywhere() throws {
+        var t = Tokenizer()
+        var samples = TokenizerTests.termEdgeCases
+        for item in try CorpusFixture.items().prefix(3000) {
+            samples += [item.title, item.displayName, item.contentDescription] + item.keywords
+        }
+        var failures = 0
+        for s in samples {
+            for keepWhole in [false, true] {
+                // Bytes, not `String ==` (canonical equivalence): the index stores bytes.
+                let fast = t.indexTerms(s, keepWhole: keepWhole).map { Array($0.utf8) }
+                let reference = t.icuIndexTerms(s, keepWhole: keepWhole).map { Array($0.utf8) }
+                if fast != reference {
+                    failures += 1
+                    if failures < 4 { Issue.record("\(s.debugDescription) keepWhole \(keepWhole): \(fast) != \(reference)") }
+                }
+            }
+        }
+        #expect(failures == 0)
+    }
+
+    /// ASCII folding (a byte-wise lowercase) gives ICU's bytes for every
+    /// ASCII character, alone and in a string, with every option.
+    @Test func asciiFoldingAgreesWithICU() {
+        let all = String(decoding: (0..<128).map { UInt8($0) }, as: UTF8.self)
+        for options: TextFolding.Options in [[], .case, .diacritics, .index] {
+            for b in 0..<128 {
+                let s = String(decoding: [UInt8(b)], as: UTF8.self)
+                #expect(Array(TextFolding.fold(s, options).utf8) == Array(TextFolding.foldThroughICU(s, options).utf8), "byte \(b)")
+            }
+            #expect(Array(TextFolding.fold(all, options).utf8) == Array(TextFolding.foldThroughICU(all, options).utf8))
+            for s in TokenizerTests.termEdgeCases {
+                #expect(Array(TextFolding.fold(s, options).utf8) == Array(TextFolding.foldThroughICU(s, options).utf8),
+                        "\(s.debugDescription)")
+            }
+        }
+    }
 }

@@ -15,7 +15,8 @@ enum SearchDocuments {
     static let activityKind = "activity"
 
     static func item(_ item: Activitylog_V1_SearchableItem) -> IndexDocument {
-        var doc = IndexDocument(kind: itemKind, identifier: item.uniqueIdentifier)
+        var doc = IndexDocument(kind: itemKind, identifier: item.uniqueIdentifier, fields: SearchDocuments.emptyFields(),
+                                attributes: SearchDocuments.emptyAttributes())
         addContent(item.attributeSet, to: &doc, title: nil, keywords: [])
         if item.hasDomainIdentifier { doc.attributes["domainIdentifier"] = .string(item.domainIdentifier) }
         doc.expirationDate = Date(microseconds: item.expirationDateMicros)
@@ -25,13 +26,20 @@ enum SearchDocuments {
     /// A saved copy eligible for search, under its saved key. Its own `title`
     /// and `keywords` join those of its `contentAttributeSet`.
     static func activity(key: String, _ copy: Activitylog_V1_Activity) -> IndexDocument {
-        var doc = IndexDocument(kind: activityKind, identifier: key)
+        var doc = IndexDocument(kind: activityKind, identifier: key, fields: SearchDocuments.emptyFields(),
+                                attributes: SearchDocuments.emptyAttributes())
         addContent(copy.hasContentAttributeSet ? copy.contentAttributeSet : nil, to: &doc,
                    title: copy.hasTitle ? copy.title : nil, keywords: copy.keywords)
         doc.attributes["activityType"] = .string(copy.activityType)
         if copy.hasExpirationDateMicros { doc.expirationDate = Date(microseconds: copy.expirationDateMicros) }
         return doc
     }
+
+    /// Room for the seven text fields (and the six attributes) a document
+    /// can have, made at that size: growing field by field rehashed each
+    /// time, and `reserveCapacity` on an empty dictionary cost as much.
+    static func emptyFields() -> [String: [String]] { Dictionary(minimumCapacity: 7) }
+    static func emptyAttributes() -> [String: AttributeValue] { Dictionary(minimumCapacity: 6) }
 
     private static func addContent(_ set: Activitylog_V1_ContentAttributes?, to doc: inout IndexDocument,
                                    title: String?, keywords: [String]) {
@@ -41,7 +49,15 @@ enum SearchDocuments {
                 return
             }
             // Equal values once: a title given twice would count its words twice.
-            // (Only lists are deduplicated: hashing every long description costs.)
+            // (Only lists are deduplicated: hashing every long description costs.
+            // A short list is scanned: `==` is the equality a set would use.)
+            guard values.count > 16 else {
+                var unique: [String] = []
+                unique.reserveCapacity(values.count)
+                for v in values where !unique.contains(v) { unique.append(v) }
+                doc.fields[name] = unique
+                return
+            }
             var seen = Set<String>()
             doc.fields[name] = values.filter { seen.insert($0).inserted }
         }
