@@ -61,27 +61,44 @@ enum CLI {
         try Data().write(to: err)
         try Data((input ?? "").utf8).write(to: inFile)
 
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = prefix + arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "EVENTLOG_STORE")
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let stdoutHandle = try FileHandle(forWritingTo: out)
-        let stderrHandle = try FileHandle(forWritingTo: err)
-        let stdinHandle = try FileHandle(forReadingFrom: inFile)
-        process.standardOutput = stdoutHandle
-        process.standardError = stderrHandle
-        process.standardInput = stdinHandle
-        try process.run()
-        process.waitUntilExit()
-        try stdoutHandle.close()
-        try stderrHandle.close()
-        try stdinHandle.close()
-        return CLIResult(status: process.terminationStatus,
+        let status = try spawnAndWait(executable.path, arguments: prefix + arguments, environment: env,
+                                      stdin: inFile.path, stdout: out.path, stderr: err.path)
+        return CLIResult(status: status,
                          stdout: try String(contentsOf: out, encoding: .utf8),
                          stderr: try String(contentsOf: err, encoding: .utf8))
+    }
+
+    /// Runs `path` with its standard input, output and error on these
+    /// files and waits for it (`posix_spawn`, then `waitpid`): its exit
+    /// status, or the signal that ended it, as `Process.terminationStatus`
+    /// gives. Not Foundation's `Process`: its `waitUntilExit` was seen to
+    /// miss a child's exit under load and wait forever beside a zombie
+    /// (the fault sweep, hundreds of runs; see ShippingSupport too).
+    static func spawnAndWait(_ path: String, arguments: [String], environment: [String: String],
+                             stdin: String, stdout: String, stderr: String) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_TRUNC, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_TRUNC, 0)
+        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, &argv, &envp)
+        guard spawned == 0 else {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "posix_spawn of \(path) failed: \(String(cString: strerror(spawned)))"])
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "waitpid: \(String(cString: strerror(errno)))"]) }
+        }
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : signal
     }
 }
 
