@@ -62,7 +62,7 @@ struct ItemContentReference: Equatable {
     /// The item's fields and attributes (``SearchDocuments/item(_:)``), read from its bytes in `payload`.
     func content(inPayload payload: UnsafeRawBufferPointer) throws -> Content {
         guard slice.upperBound <= payload.count else {
-            throw PayloadError("an item's bytes at \(slice) is past the end of the \(payload.count)-byte payload at position \(position)")
+            throw PayloadError("an item's bytes at \(slice) are past the end of the \(payload.count)-byte payload at position \(position)")
         }
         let item = try Activitylog_V1_SearchableItem(serializedBytes: [UInt8](payload[slice]))
         let doc = SearchDocuments.item(item)

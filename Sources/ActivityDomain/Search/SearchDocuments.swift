@@ -10,6 +10,11 @@ import TextIndex
 /// let doc = SearchDocuments.item(indexedItem.item.proto)      // kind "item"
 /// let doc = SearchDocuments.activity(key: "order-42", copy)   // kind "activity"
 /// ```
+///
+/// What an item gives here is derived again, from the item's bytes in the
+/// log, whenever the index reads a stored item document (``ItemContentReference``):
+/// a change of this mapping must bump the keyword projection's version, so
+/// that stores rebuild their index with it.
 enum SearchDocuments {
     static let itemKind = "item"
     static let activityKind = "activity"

@@ -65,7 +65,8 @@ public struct SearchableItemStore: Projection {
 
     // MARK: Reading
 
-    /// The record as stored: ``rawRecord(_:space:in:)`` with the item read from the log.
+    /// The record as stored: without its item when it refers to the log
+    /// (what removing and re-indexing need); ``rawRecord(_:space:in:)`` reads the item.
     func storedRecord(_ id: String, space: UInt32, in txn: ReadTransaction) throws -> Activitylog_V1_SearchableItemRecord? {
         guard !id.isEmpty, id.utf8.count <= 507 else { return nil }
         return try records.message(SpaceKey(space: space, id), in: txn)
