@@ -25,41 +25,16 @@ enum EventSpace {
     /// Walks the top-level fields of a protobuf message and returns the last
     /// field 15 (proto3: the last one wins), or "" when there is none.
     static func scanUser(_ bytes: UnsafeRawBufferPointer, type: String, position: Position) throws -> String {
-        var i = 0
+        var reader = WireReader(bytes: bytes, from: 0, to: bytes.count)
         var user = ""
-        func malformed() -> PayloadError {
-            PayloadError("\(type) at position \(position): the payload is not a valid protobuf message (at byte \(i))")
-        }
-        func varint() throws -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                guard i < bytes.count, shift < 64 else { throw malformed() }
-                let b = bytes[i]
-                i += 1
-                value |= UInt64(b & 0x7F) << shift
-                if b < 0x80 { return value }
-                shift += 7
+        do {
+            while let field = try reader.next() {
+                if field.number == userField && field.isLengthDelimited {
+                    user = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[field.value]), as: UTF8.self)
+                }
             }
-        }
-        while i < bytes.count {
-            let tag = try varint()
-            let length: Int
-            switch tag & 7 {
-            case 0: _ = try varint(); continue
-            case 1: length = 8
-            case 2:
-                let n = try varint()
-                guard n <= UInt64(bytes.count - i) else { throw malformed() }
-                length = Int(n)
-            case 5: length = 4
-            default: throw malformed()
-            }
-            guard length <= bytes.count - i else { throw malformed() }
-            if tag >> 3 == userField && tag & 7 == 2 {
-                user = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[i..<(i + length)]), as: UTF8.self)
-            }
-            i += length
+        } catch let error as WireReader.Malformed {
+            throw PayloadError("\(type) at position \(position): the payload is not a valid protobuf message (at byte \(error.offset))")
         }
         return user
     }
