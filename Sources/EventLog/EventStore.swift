@@ -332,7 +332,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// applies this store's events in another environment
     /// (``Projection/makeWriter(in:log:)``).
     public func logReader(in txn: ReadTransaction) -> LogReader {
-        LogReader(payloads: LogPayloads(databases.log), transaction: txn)
+        databases.logReader(in: txn)
     }
 
     /// The last position in the log as `txn` sees it.

@@ -38,7 +38,7 @@ public final class LogBatch {
         self.databases = databases
         self.clock = clock
         (head, link) = (recorded.position, recorded.link)
-        let log = LogReader(payloads: LogPayloads(databases.log), transaction: transaction)
+        let log = databases.logReader(in: transaction)
         writers = try projections.map { try $0.makeWriter(in: transaction, log: log) }
     }
 

@@ -27,6 +27,11 @@ struct LogDatabases: Sendable {
         redactions = try txn.createDatabase("redactions")
     }
 
+    /// The log's payloads, read in `txn` (what projection writers are handed).
+    func logReader(in txn: ReadTransaction) -> LogReader {
+        LogReader(payloads: LogPayloads(log), transaction: txn)
+    }
+
     private var formats: Database<String, StoreFormat> { meta.reinterpreted() }
     private var heads: Database<String, RecordedHead> { meta.reinterpreted() }
     private var checkpoints: Database<String, Checkpoint> { meta.reinterpreted() }

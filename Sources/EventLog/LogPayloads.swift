@@ -10,21 +10,19 @@ import LMDB
 /// let title = try log?.withPayload(at: 42, in: txn) { payload in try decode(payload) }
 /// ```
 ///
-/// A view that refers to the log must not read it while it is rebuilt:
-/// a rebuild builds views in a scratch environment without a log, and a
-/// projection whose version changed catches up alone. So what a projection
-/// writes may only depend on the event it applies and on its own databases;
-/// reads of referred bytes are for the store's readers and commands, which
-/// always have the log.
+/// A rebuild writes views in a scratch environment that has no log: there
+/// ``LogPayloads/init(openingIn:)`` gives nil, and a projection writer reads
+/// the log it applies through the ``LogReader`` the engine hands it
+/// (``Projection/makeWriter(in:log:)``), which is the live store's.
 public struct LogPayloads: Sendable {
     let log: Database<Position, [UInt8]>
 
-    /// The log of the environment `txn` belongs to (`mdb_dbi_open` of `log`,
-    /// without `MDB_CREATE`); nil when it has none.
     init(_ log: Database<Position, [UInt8]>) {
         self.log = log
     }
 
+    /// The log of the environment `txn` belongs to (`mdb_dbi_open` of `log`,
+    /// without `MDB_CREATE`); nil when it has none.
     public init?(openingIn txn: ReadTransaction) throws {
         do {
             log = try txn.openDatabase("log")
