@@ -101,6 +101,17 @@ struct Searcher {
             longer.reserveCapacity(sources.count)
         }
 
+        /// The term itself (term id 0 of a lookup that is not a prefix's) found in `block`.
+        func addExact(_ value: UnsafeRawBufferPointer, block: Int32) throws {
+            if word.weights.isEmpty {
+                word.weights.append(0)
+                word.documentFrequencies.append(0)
+                exactTerm = 0
+            }
+            word.documentFrequencies[0] += try PostingList.count(value)
+            word.entries.append((0, block, value))
+        }
+
         for (index, source) in sources.enumerated() {
             let cursor = source.isRun ? runCursor : self.cursor
             let block = Int32(source.block)
@@ -125,13 +136,7 @@ struct Searcher {
             reads += 1
             if !prefix {
                 if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
-                    if word.weights.isEmpty {
-                        word.weights.append(0)
-                        word.documentFrequencies.append(0)
-                        exactTerm = 0
-                    }
-                    word.documentFrequencies[0] += try PostingList.count(e.value)
-                    word.entries.append((0, block, e.value))
+                    try addExact(e.value, block: block)
                 }
                 continue
             }
@@ -141,13 +146,7 @@ struct Searcher {
                 var value: UnsafeRawBufferPointer?
                 if let e = entry, e.key.count == key.count,
                    key.withUnsafeBytes({ memcmp($0.baseAddress!, e.key.baseAddress!, $0.count) }) == 0 {
-                    if word.weights.isEmpty {
-                        word.weights.append(0)
-                        word.documentFrequencies.append(0)
-                        exactTerm = 0
-                    }
-                    word.documentFrequencies[0] += try PostingList.count(e.value)
-                    word.entries.append((0, block, e.value))
+                    try addExact(e.value, block: block)
                     value = e.value
                     reads += 1
                     entry = try cursor.nextBytes()
