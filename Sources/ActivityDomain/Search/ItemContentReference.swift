@@ -13,7 +13,7 @@ import TextIndex
 ///
 /// ```swift
 /// doc.contentReference = ItemContentReference(position: 42, slice: 17..<530).bytes
-/// let content = try ItemContentReference(decoding: doc.contentReference!).content(inPayload: payload)
+/// let content = try ItemContentReference.content(reference, in: log)   // fields and attributes
 /// ```
 struct ItemContentReference: Equatable {
     var position: Position
@@ -59,24 +59,11 @@ struct ItemContentReference: Equatable {
 
     typealias Content = (fields: [String: [String]], attributes: [String: AttributeValue])
 
-    /// The item's fields and attributes (``SearchDocuments/item(_:)``), read from its bytes in `payload`.
-    func content(inPayload payload: UnsafeRawBufferPointer) throws -> Content {
-        guard slice.upperBound <= payload.count else {
-            throw PayloadError("an item's bytes at \(slice) are past the end of the \(payload.count)-byte payload at position \(position)")
-        }
-        let item = try Activitylog_V1_SearchableItem(serializedBytes: [UInt8](payload[slice]))
-        let doc = SearchDocuments.item(item)
-        return (doc.fields, doc.attributes)
-    }
-
-    /// The content of the item `reference` names, read from the log `read`
-    /// gives the payloads of.
-    static func content(_ reference: UnsafeRawBufferPointer,
-                        read: (Position, (UnsafeRawBufferPointer) throws -> Content) throws -> Content?) throws -> Content {
+    /// The fields and attributes (``SearchDocuments/item(_:)``) of the item
+    /// `reference` names, read from `log`.
+    static func content(_ reference: UnsafeRawBufferPointer, in log: LogReader) throws -> Content {
         let ref = try ItemContentReference(decoding: reference)
-        guard let content = try read(ref.position, ref.content(inPayload:)) else {
-            throw PayloadError("an item's content refers to position \(ref.position), which holds no payload (missing or redacted)")
-        }
-        return content
+        let doc = SearchDocuments.item(try ItemSlices.item(at: ref.position, ref.slice, in: log))
+        return (doc.fields, doc.attributes)
     }
 }

@@ -59,7 +59,7 @@ public struct KeywordIndexProjection: Projection {
         // An item document's content is its item's bytes in the log (ItemContentReference).
         if let payloads = try LogPayloads(openingIn: txn) {
             index.contentReader = { reference, txn in
-                try ItemContentReference.content(reference) { position, body in try payloads.withPayload(at: position, in: txn, body) }
+                try ItemContentReference.content(reference, in: LogReader(payloads: payloads, transaction: txn))
             }
         }
         self.index = index
@@ -97,9 +97,7 @@ public struct KeywordIndexProjection: Projection {
             self.txn = transaction
             self.prepared = prepared
             self.decodedEvents = decodedEvents
-            content = log.map { log in
-                { reference in try ItemContentReference.content(reference) { position, body in try log.withPayload(at: position, body) } }
-            }
+            content = log.map { log in { reference in try ItemContentReference.content(reference, in: log) } }
         }
 
         private func makeWriter(space: UInt32) -> TextIndexWriter {

@@ -1,3 +1,5 @@
+import EventLog
+
 /// Where each item's bytes are in a `searchableItems.indexed` payload: the
 /// ranges the item store refers to instead of copying the item.
 ///
@@ -18,6 +20,23 @@ enum ItemSlices {
     /// when the bytes are not what this expects (then the caller copies).
     static func find(in payload: [UInt8]) -> [Range<Int>]? {
         payload.withUnsafeBytes { bytes in try? slices(bytes) }
+    }
+
+    /// The item whose bytes are `slice` of the payload at `position`, read
+    /// from `log` in place: what the item store and the keyword index keep
+    /// instead of the item. A missing or redacted payload, or a slice past
+    /// its end, is an error naming the position.
+    static func item(at position: Position, _ slice: Range<Int>, in log: LogReader) throws -> Activitylog_V1_SearchableItem {
+        let item = try log.withPayload(at: position) { payload -> Activitylog_V1_SearchableItem in
+            guard slice.upperBound <= payload.count else {
+                throw PayloadError("an item's bytes \(slice) are past the end of the \(payload.count)-byte payload at position \(position)")
+            }
+            return try Activitylog_V1_SearchableItem(serializedBytes: [UInt8](payload[slice]))
+        }
+        guard let item else {
+            throw PayloadError("an item refers to position \(position), which holds no payload (missing or redacted)")
+        }
+        return item
     }
 
     private static func slices(_ bytes: UnsafeRawBufferPointer) throws -> [Range<Int>]? {

@@ -83,18 +83,10 @@ public struct SearchableItemStore: Projection {
         guard let log else {
             throw PayloadError("the item store refers to the log, and this environment has none (a rebuild's scratch views are not read)")
         }
-        let start = Int(record.itemOffset), end = start + Int(record.itemLength)
-        let item = try log.withPayload(at: record.position, in: txn) { payload -> Activitylog_V1_SearchableItem in
-            guard end <= payload.count else {
-                throw PayloadError("an item's bytes \(start)..<\(end) are past the end of the \(payload.count)-byte payload at position \(record.position)")
-            }
-            return try Activitylog_V1_SearchableItem(serializedBytes: [UInt8](payload[start..<end]))
-        }
-        guard let item else {
-            throw PayloadError("an item refers to position \(record.position), which holds no payload (missing or redacted)")
-        }
+        let start = Int(record.itemOffset)
         var full = record
-        full.item = item
+        full.item = try ItemSlices.item(at: record.position, start..<(start + Int(record.itemLength)),
+                                        in: LogReader(payloads: log, transaction: txn))
         return full
     }
 
