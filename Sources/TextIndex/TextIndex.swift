@@ -62,7 +62,9 @@ public struct TextIndex: Sendable {
 
     /// Reads the text fields and attributes of a document stored by
     /// reference (its ``IndexDocument/contentReference``).
-    public typealias ContentSource = (UnsafeRawBufferPointer) throws -> (fields: [String: [String]], attributes: [String: AttributeValue])
+    public typealias ContentSource = (UnsafeRawBufferPointer) throws -> Content
+    /// What a document stored by reference holds besides its header.
+    public typealias Content = (fields: [String: [String]], attributes: [String: AttributeValue])
     /// What reads, in a transaction, the content of the documents whose
     /// caller keeps it (``IndexDocument/contentReference``): what a query
     /// checking a value and ``document(kind:identifier:in:)`` call. Nil when
@@ -75,7 +77,7 @@ public struct TextIndex: Sendable {
     ///     return (doc.fields, doc.attributes)
     /// }
     /// ```
-    public var contentReader: (@Sendable (UnsafeRawBufferPointer, ReadTransaction) throws -> (fields: [String: [String]], attributes: [String: AttributeValue]))?
+    public var contentReader: (@Sendable (UnsafeRawBufferPointer, ReadTransaction) throws -> Content)?
 
     /// ``contentReader`` bound to `txn`.
     func contentSource(in txn: ReadTransaction) -> ContentSource? {

@@ -10,7 +10,7 @@ final class TemporaryIndex {
     let index: TextIndex
 
     init(durability: Durability = .noSync, prefix: String = "search.",
-         contentReader: (@Sendable (UnsafeRawBufferPointer, ReadTransaction) throws -> (fields: [String: [String]], attributes: [String: AttributeValue]))? = nil) throws {
+         contentReader: (@Sendable (UnsafeRawBufferPointer, ReadTransaction) throws -> TextIndex.Content)? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("textindex-\(UUID().uuidString)")
         var options = EnvironmentOptions()
         options.durability = durability

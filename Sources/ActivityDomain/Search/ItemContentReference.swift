@@ -57,11 +57,9 @@ struct ItemContentReference: Equatable {
         return out
     }
 
-    typealias Content = (fields: [String: [String]], attributes: [String: AttributeValue])
-
     /// The fields and attributes (``SearchDocuments/item(_:)``) of the item
     /// `reference` names, read from `log`.
-    static func content(_ reference: UnsafeRawBufferPointer, in log: LogReader) throws -> Content {
+    static func content(_ reference: UnsafeRawBufferPointer, in log: LogReader) throws -> TextIndex.Content {
         let ref = try ItemContentReference(decoding: reference)
         let doc = SearchDocuments.item(try ItemSlices.item(at: ref.position, ref.slice, in: log))
         return (doc.fields, doc.attributes)
