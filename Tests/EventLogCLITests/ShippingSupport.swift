@@ -19,18 +19,11 @@ enum Postgres {
     /// Crashes the server (`pg_ctl stop -m immediate`) and starts it again.
     static func crashAndRestart() throws {
         let script = try #require(restartScript, "EVENTLOG_TEST_POSTGRES_RESTART is not set")
-        // posix_spawn and waitpid rather than Foundation's Process, whose
-        // waitUntilExit was seen to miss this child's exit beside the
-        // background processes the test kills.
-        var pid: pid_t = 0
-        let arguments = ["/bin/bash", script]
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        let spawned = posix_spawn(&pid, "/bin/bash", nil, nil, &argv, environ)
-        try #require(spawned == 0, "posix_spawn of \(script) failed: \(spawned)")
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        #expect(status == 0, "restarting PostgreSQL failed: wait status \(status)")
+        // Not Foundation's Process, whose waitUntilExit was seen to miss this
+        // child's exit beside the background processes the test kills.
+        let status = try CLI.spawnAndWait("/bin/bash", arguments: [script], environment: ProcessInfo.processInfo.environment,
+                                          stdin: nil, stdout: nil, stderr: nil)
+        #expect(status == 0, "restarting PostgreSQL failed: exit status \(status)")
     }
 
     /// A stream name of its own for each test.
