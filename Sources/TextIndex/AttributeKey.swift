@@ -1,13 +1,14 @@
 import Foundation
 
-/// Keys of the attribute index (database `values`, values empty): one key
-/// per value of a structured attribute, sorted so that an equality, a
-/// prefix or a range of a query is a cursor range. In the database each key
+/// Keys of the attribute index (database `values`): one key per value of a
+/// structured attribute and postings block, sorted so that an equality, a
+/// prefix or a range of a query is a cursor range; the value lists the
+/// block's documents (``AttributeBlock``). In the database each key
 /// follows the space id (u32 big-endian, ``TextIndex/scoped(_:)``); these
-/// functions build what comes after it.
+/// functions build what comes after it, up to the block.
 ///
 /// ```
-/// name bytes, 0x00, type, encoded value, u32 document id (big-endian)
+/// name bytes, 0x00, type, encoded value, u32 block (big-endian)
 ///   type 's' (strings): the value folded for the index (case, diacritics),
 ///                       NUL bytes dropped, cut to 400 bytes at a character
 ///                       boundary, then 0x00
@@ -27,7 +28,7 @@ import Foundation
 enum AttributeKey {
     static let maximumStringBytes = 400
 
-    /// Every key of `doc` without the document id suffix, sorted.
+    /// Every key of `doc` without the block suffix, sorted.
     static func keys(of doc: IndexDocument) -> [[UInt8]] {
         var keys: [[UInt8]] = []
         keys.reserveCapacity(doc.attributes.count + 3)

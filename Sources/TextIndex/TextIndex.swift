@@ -27,7 +27,7 @@ import LMDB
 /// empties what an earlier version stored there),
 /// `postings` (sealed block and term → documents), `runs` (the open
 /// block's postings, one immutable run a flush; ``RunDirectory``),
-/// `values` (attribute index),
+/// `values` (attribute value and block → the block's documents with it; ``AttributeBlock``),
 /// `masks` (block → which text fields each document has), `meta` (statistics).
 /// Every key starts with a space id (u32, big-endian): ``space(_:)`` scopes
 /// the index to one space, with its own documents, ids and statistics.

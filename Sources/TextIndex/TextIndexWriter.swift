@@ -251,17 +251,15 @@ public final class TextIndexWriter {
         changes.reserveCapacity(pending.count * 64)
         var arena: [UInt8] = []
         arena.reserveCapacity(pending.count * 256)
-        // Attribute keys that go and that come (a key both old and new stays).
-        var deletions = ByteStrings()
-        var additions = ByteStrings()
+        // Attribute keys that go and that come (a key both old and new
+        // stays), each as `space ‖ key ‖ block ‖ offset ‖ 0 (goes) or 1 (comes)`.
+        var attributeChanges = ByteStrings()
         var fieldNames = Set<String>()
         let ids = pending.keys.sorted()
 
         // 1. What the stored versions put in goes; what the new ones bring comes.
         for id in ids {
             let idKey = SpaceKey(space: space, id)
-            var idBytes = [UInt8]()
-            withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
             var oldKeys: [[UInt8]] = []
             var newKeys: [[UInt8]] = []
             // What the stored version put in: its stored text tokenized again
@@ -288,14 +286,15 @@ public final class TextIndexWriter {
                 try stats!.add(analyzed.fieldLengths)
                 newKeys = AttributeKey.keys(of: doc)
             }
-            // Both sorted and unique: one merge walk; keys of other ids never collide (the id ends them).
+            // Both sorted and unique: one merge walk; changes of other ids never collide (the offset ends them).
+            let goes = AttributeBlock.change(of: id, adds: false), comes = AttributeBlock.change(of: id, adds: true)
             var a = 0, b = 0
             while a < oldKeys.count || b < newKeys.count {
                 if b == newKeys.count || (a < oldKeys.count && oldKeys[a].lexicographicallyPrecedes(newKeys[b])) {
-                    deletions.append(spacePrefix, oldKeys[a], idBytes)
+                    attributeChanges.append(spacePrefix, oldKeys[a], goes)
                     a += 1
                 } else if a == oldKeys.count || newKeys[b].lexicographicallyPrecedes(oldKeys[a]) {
-                    additions.append(spacePrefix, newKeys[b], idBytes)
+                    attributeChanges.append(spacePrefix, newKeys[b], comes)
                     b += 1
                 } else {
                     a += 1
@@ -366,14 +365,8 @@ public final class TextIndexWriter {
         pending.removeAll(keepingCapacity: true)
         table.removeAll()
 
-        // 6. Attribute index: only keys that changed.
-        for k in deletions.sortedOrder() { try index.values.delete(deletions.withBytes(k) { Array($0) }, in: txn) }
-        let empty: [UInt8] = []
-        try empty.withUnsafeBytes { none in
-            for k in additions.sortedOrder() {
-                try additions.withBytes(k) { try index.values.putBytes(none, forKey: $0, in: txn) }
-            }
-        }
+        // 6. Attribute index: only the (value, block) keys that changed.
+        try writeAttributeChanges(attributeChanges)
         try index.meta.put(stats!.encoded(), forKey: index.metaKey(TextIndex.statisticsKey), in: txn)
         flushedNextId = stats!.nextDocumentId
         groupEnds.removeAll(keepingCapacity: true)
