@@ -207,6 +207,42 @@ struct CompactionCrashTests {
         try Self.expectWhole(store, before, "after the refused opens")
     }
 
+    @Test("while a compaction runs, an open that cannot take the directory lock for want of file descriptors (EMFILE) is a clear error naming open(store), never an open without the lock")
+    func openOutOfDescriptorsWhileCompacting() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = dir.sub("store")
+        try Self.prepare(store, dir, rounds: 2)
+        let compaction = try Spawned(CLI.executable, ["compact", "--store", store, "--json"], environment: ["EVENTLOG_COMPACT_STOP_AT": "copied"])
+        defer { compaction.kill() }
+        #expect(compaction.waitUntilStopped(), "the compaction never reached the step: \(compaction.stderr)")
+        // `items` under every descriptor limit from 3 up, until one lets it
+        // reach the lock (refused: being compacted). How many descriptors
+        // the runtime takes before the store is opened, and how many the
+        // child inherits from this test process, are not this test's
+        // business: some limit makes `open` of the directory the first call
+        // to fail (EMFILE), whichever it is. A lower one fails before (the
+        // loader, the runtime), a higher one after (LMDB) or at the lock.
+        let resolved = URL(fileURLWithPath: store).resolvingSymlinksInPath().path
+        var namedOpen: [Int] = []
+        var seen: [String] = []
+        var reachedLock = false
+        for limit in 3...1024 {
+            let run = try CLI.run(["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", CLI.executable.path,
+                                   "items", "--user", "bob", "--json", "--store", store],
+                                  executable: URL(fileURLWithPath: "/bin/sh"))
+            #expect(run.status != 0, "ulimit -n \(limit): opened the store while it was being compacted: \(run.stdout)")
+            seen.append("\(limit): \(run.stderr.split(separator: "\n").first ?? "")")
+            if run.stderr.contains(": open(\(resolved)): Too many open files") { namedOpen.append(limit) }
+            if run.stderr.contains("is being compacted by another process") { reachedLock = true; break }
+        }
+        #expect(reachedLock, "no descriptor limit up to 1,024 let the open reach the lock: \(seen.suffix(5))")
+        #expect(!namedOpen.isEmpty, "no descriptor limit made the directory's open(2) report its failure (not mdb_env_open's, later): \(seen)")
+        Foundation.kill(compaction.process.processIdentifier, SIGCONT)
+        let result = compaction.finish()
+        #expect(result.status == 0 && result.signal == nil, "\(result.stderr)")
+    }
+
     static let pythonHasLMDB: Bool = {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
