@@ -114,7 +114,7 @@ struct BenchCommandTests {
             #"{"uniqueIdentifier":"deb:p\#(i)","title":"p\#(i)","contentDescription":"shared library number \#(i) of many, with words enough to fill a pipe"}"#
         }
         let plain = try dir.file("items.jsonl", lines)
-        #expect(try CLI.spawnAndWait("/bin/gzip", arguments: [plain], environment: [:], stdin: nil, stdout: nil, stderr: nil) == 0)
+        #expect(try CLI.spawnAndWait("/bin/gzip", arguments: [plain], environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil) == 0)
         // Without the fix the command never ended: `timeout` turns that into exit 124.
         let run = try CLI.run(["bench", "--corpus", plain + ".gz", "--items", "30000", "--batch-sizes", "1", "--max-commits", "10",
                                "--durability", "noSync", "--work-dir", dir.path, "--json"],
@@ -133,7 +133,7 @@ struct BenchCommandTests {
             #"{"uniqueIdentifier":"deb:p\#(i)","title":"p\#(i)","contentDescription":"shared library number \#(i) of many"}"#
         }
         let plain = try dir.file("items.jsonl", lines)
-        #expect(try CLI.spawnAndWait("/bin/gzip", arguments: ["-k", plain], environment: [:], stdin: nil, stdout: nil, stderr: nil) == 0)
+        #expect(try CLI.spawnAndWait("/bin/gzip", arguments: ["-k", plain], environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil) == 0)
         let whole = try Data(contentsOf: URL(fileURLWithPath: plain + ".gz"))
         var flipped = whole
         for i in whole.count / 2 ..< whole.count / 2 + 40 { flipped[i] ^= 0x5A }

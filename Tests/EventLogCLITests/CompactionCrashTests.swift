@@ -244,13 +244,9 @@ struct CompactionCrashTests {
     }
 
     static let pythonHasLMDB: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import lmdb"]
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        let status = try? CLI.spawnAndWait("/usr/bin/python3", arguments: ["-c", "import lmdb"],
+                                           environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: "/dev/null")
+        return status == 0
     }()
 }
 

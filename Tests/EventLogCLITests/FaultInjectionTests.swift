@@ -346,13 +346,9 @@ enum FaultShim {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("FaultShim/faultshim.c").path
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("faultshim-\(getpid()).so").path
         for compiler in ["cc", "gcc", "clang"] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [compiler, "-shared", "-fPIC", "-O2", "-o", output, source, "-ldl"]
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { continue }
-            process.waitUntilExit()
-            if process.terminationStatus == 0 { return .success(output) }
+            let status = try? CLI.spawnAndWait("/usr/bin/env", arguments: [compiler, "-shared", "-fPIC", "-O2", "-o", output, source, "-ldl"],
+                                               environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: "/dev/null")
+            if status == 0 { return .success(output) }
         }
         return .failure(FaultShimError(description: "no C compiler (cc, gcc, clang) could build \(source)"))
     }()

@@ -114,13 +114,9 @@ struct ReadOnlyCommandTests {
     /// namespace of its own (`unshare -m`, which root may do here) is what an
     /// audit copy mounted read-only looks like: writes fail with EROFS.
     static let canMountReadOnly: Bool = {
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        probe.arguments = ["-m", "sh", "-c", "mount --bind -o ro /tmp /tmp"]
-        probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0
+        let status = try? CLI.spawnAndWait("/usr/bin/unshare", arguments: ["-m", "sh", "-c", "mount --bind -o ro /tmp /tmp"],
+                                           environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: "/dev/null")
+        return status == 0
     }()
 
     @Test("a store on a read-only mount (bind mount -o ro): every read command answers as before, the store unchanged",
@@ -166,12 +162,10 @@ struct ReadOnlyCommandTests {
         let head = try #require(before["head"] as? Int)
         let version = try #require((before["views"] as? [[String: Any]])?.first { $0["projection"] as? String == "search.keywords" }?["version"] as? Int)
         // As if another build appended two events that this projection never saw.
-        let set = Process()
-        set.executableURL = CLI.product("SyntheticAppender")
-        set.arguments = ["set-checkpoint", "--store", store, "--projection", "search.keywords", "--position", "\(head - 2)", "--version", "\(version)"]
-        try set.run()
-        set.waitUntilExit()
-        #expect(set.terminationStatus == 0)
+        let set = try CLI.spawnAndWait(CLI.product("SyntheticAppender").path,
+                                       arguments: ["set-checkpoint", "--store", store, "--projection", "search.keywords", "--position", "\(head - 2)", "--version", "\(version)"],
+                                       environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil)
+        #expect(set == 0)
 
         let refused = try CLI.run(["search", "latte", "--store", store, "--json"])
         #expect(refused.status != 0 && refused.stdout.isEmpty)
