@@ -251,9 +251,9 @@ struct CompactionCrashTests {
 }
 
 /// A child process with its output in files (never a full pipe), which the
-/// test may kill, stop and wait for.
+/// test may kill, stop and wait for (`posix_spawn`, `waitpid`: ``SpawnedProcess``).
 final class Spawned {
-    let process = Process()
+    let process: SpawnedProcess
     private let scratch: URL
     private let errFile: URL
 
@@ -262,16 +262,11 @@ final class Spawned {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         errFile = scratch.appendingPathComponent("err")
         try Data().write(to: errFile)
-        process.executableURL = executable
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "EVENTLOG_STORE")
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: errFile)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        process = try CLI.spawn(executable.path, arguments: arguments, environment: env,
+                                stdin: "/dev/null", stdout: "/dev/null", stderr: errFile.path)
     }
 
     deinit { try? FileManager.default.removeItem(at: scratch) }
