@@ -86,9 +86,11 @@ enum CLI {
 
     /// Starts `path` (`posix_spawn`) with its standard input, output and
     /// error on these files (nil shares the test process's), or its
-    /// standard output on `stdoutDescriptor` (a pipe's write end).
+    /// standard output or error on a descriptor of this process (a pipe's
+    /// write end, a log file both share).
     static func spawn(_ path: String, arguments: [String], environment: [String: String],
-                      stdin: String?, stdout: String?, stderr: String?, stdoutDescriptor: Int32? = nil) throws -> SpawnedProcess {
+                      stdin: String?, stdout: String?, stderr: String?,
+                      stdoutDescriptor: Int32? = nil, stderrDescriptor: Int32? = nil) throws -> SpawnedProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -97,6 +99,7 @@ enum CLI {
         if let stdout { posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_TRUNC, 0) }
         if let stdoutDescriptor { posix_spawn_file_actions_adddup2(&actions, stdoutDescriptor, 1) }
         if let stderr { posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_TRUNC, 0) }
+        if let stderrDescriptor { posix_spawn_file_actions_adddup2(&actions, stderrDescriptor, 2) }
         var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
@@ -120,7 +123,7 @@ enum CLI {
     }
 }
 
-/// A child started by ``CLI/spawn(_:arguments:environment:stdin:stdout:stderr:stdoutDescriptor:)``,
+/// A child started by ``CLI/spawn(_:arguments:environment:stdin:stdout:stderr:stdoutDescriptor:stderrDescriptor:)``,
 /// with the part of Foundation's `Process` the tests use (`isRunning`,
 /// `processIdentifier`, `waitUntilExit`, `terminationStatus`,
 /// `terminationReason`), on `waitpid`: nothing but these calls reaps it.

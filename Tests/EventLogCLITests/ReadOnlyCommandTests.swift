@@ -187,11 +187,10 @@ struct ReadOnlyCommandTests {
         let text = try CLI.run(["stats", "--store", store]).stdout
         #expect(text.contains("BEHIND: projection search.keywords is 2 events behind"))
         // Built by another version: refused even with the flag; still not rebuilt.
-        let other = Process()
-        other.executableURL = CLI.product("SyntheticAppender")
-        other.arguments = ["set-checkpoint", "--store", store, "--projection", "search.keywords", "--position", "\(head)", "--version", "99"]
-        try other.run()
-        other.waitUntilExit()
+        let other = try CLI.spawnAndWait(CLI.product("SyntheticAppender").path,
+                                         arguments: ["set-checkpoint", "--store", store, "--projection", "search.keywords", "--position", "\(head)", "--version", "99"],
+                                         environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil)
+        #expect(other == 0)
         let refusedAgain = try CLI.run(["search", "latte", "--store", store, "--json", "--allow-lagging-views"])
         #expect(refusedAgain.status != 0 && refusedAgain.stderr.contains("was built by version 99, this code's is \(version)"), "\(refusedAgain.stderr)")
         let after = try #require(try CLI.run(["stats", "--store", store, "--json"]).object()["views"] as? [[String: Any]])
