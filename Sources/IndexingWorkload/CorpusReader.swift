@@ -14,7 +14,9 @@ import Foundation
 /// ```
 public final class CorpusReader {
     private let handle: FileHandle
-    private let process: Process?
+    /// `gzip -dc FILE` for a `.gz` file (``ChildProcess``: `posix_spawn`,
+    /// `waitpid`), whose standard output ``handle`` reads.
+    private let gzip: ChildProcess?
     private var buffer = Data()
     /// Where the next line starts in `buffer`.
     private var offset = 0
@@ -30,31 +32,20 @@ public final class CorpusReader {
             throw WorkloadError("corpus \(path) does not exist")
         }
         if path.hasSuffix(".gz") {
-            // Foundation on Linux has no gunzip; gzip(1) streams it.
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-            process.arguments = ["-dc", path]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            self.process = process
-            handle = pipe.fileHandleForReading
+            // Foundation on Linux has no gunzip; gzip(1) streams it. Its
+            // messages (a damaged file) come back in the error.
+            let gzip = try ChildProcess("/bin/gzip", ["-dc", path], standardOutput: .pipe, standardError: .pipe)
+            self.gzip = gzip
+            handle = gzip.output!
         } else {
-            process = nil
+            gzip = nil
             handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
         }
     }
 
-    deinit {
-        // Stopped early (a capped run): end gzip and reap it. SIGKILL, not
-        // `terminate()`'s SIGTERM: a child started from a Dispatch thread
-        // inherits its mask, which blocks SIGTERM, and gzip, blocked on a
-        // full pipe, then never ended (bench hung at batch 1's item cap).
-        if let process, process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    // Stopped early (a capped run), `gzip` goes with the reader: its
+    // `deinit` kills it (SIGKILL, which no mask blocks: gzip, blocked on a
+    // full pipe, never ends by itself) and reaps it.
 
     /// Up to `count` items; nil at the end.
     public func next(_ count: Int) throws -> [SearchableItem]? {
@@ -64,7 +55,14 @@ public final class CorpusReader {
             lineNumber += 1
             bytesRead += line.count + 1
             if line.isEmpty { continue }
-            items.append(try Self.item(from: line, lineNumber: lineNumber))
+            do {
+                items.append(try Self.item(from: line, lineNumber: lineNumber))
+            } catch {
+                // A damaged `.gz` can decompress to garbage before gzip
+                // notices: its failure, not the line, is then the cause.
+                try checkDecompressor(afterBadLine: lineNumber)
+                throw error
+            }
         }
         return items.isEmpty ? nil : items
     }
@@ -103,13 +101,22 @@ public final class CorpusReader {
         }
     }
 
-    /// A damaged `.gz` ends the stream early: say so rather than index a prefix.
-    private func checkDecompressor() throws {
-        guard let process else { return }
-        process.waitUntilExit()
-        if process.terminationStatus != 0 {
-            throw WorkloadError("corpus \(path): gzip -dc exited with status \(process.terminationStatus)")
+    /// A damaged `.gz` ends the stream early: say so rather than index a
+    /// prefix. With `afterBadLine`, reads the rest of the stream first, so
+    /// that gzip ends and says whether the data was damaged.
+    private func checkDecompressor(afterBadLine badLine: Int? = nil) throws {
+        guard let gzip else { return }
+        if badLine != nil {
+            while let more = try handle.read(upToCount: 1 << 20), !more.isEmpty {}
         }
+        let messages = String(decoding: (try gzip.errors?.readToEnd()) ?? Data(), as: UTF8.self)
+            .split(whereSeparator: \.isNewline).joined(separator: "; ")
+        let end = try gzip.wait()
+        guard !end.succeeded else { return }
+        var detail = "corpus \(path): \(gzip.command) \(end)"
+        if !messages.isEmpty { detail += ": \(messages.prefix(500))" }
+        if let badLine { detail += " (the data is damaged from line \(badLine))" }
+        throw WorkloadError(detail)
     }
 
     static func item(from line: Data, lineNumber: Int) throws -> SearchableItem {

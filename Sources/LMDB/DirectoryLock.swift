@@ -30,26 +30,58 @@ final class DirectoryLock {
         close(descriptor)   // releases the flock
     }
 
-    /// The shared lock of an opener. Throws ``EnvironmentBusyError`` when a
-    /// compaction holds the directory; nil when the directory cannot be
-    /// opened or locked at all (a filesystem without `flock`, a directory
-    /// this user may not read): the opener then goes on without it.
+    /// The shared lock of an opener (`open(2)` of the directory, then
+    /// `flock(2)` `LOCK_SH | LOCK_NB`). Throws ``EnvironmentBusyError`` when a
+    /// compaction holds the directory.
+    ///
+    /// Nil, so that the opener goes on without the lock, in two deliberate
+    /// cases only, where going on cannot open a store under a compaction:
+    /// - `open` fails with `EACCES`: a directory this user may search but not
+    ///   read (mode `0711`, an audit copy). LMDB opens the files in it by
+    ///   name and needs no read access to the directory; such a reader is
+    ///   outside the lock, like `mdb_stat`, and is seen by a compaction only
+    ///   through LMDB's lock on `lock.mdb` (when it can take one).
+    /// - `flock` fails with `ENOLCK`, `EOPNOTSUPP` or `ENOSYS`: a filesystem
+    ///   that does not lock (NFS without a lock manager returns `ENOLCK`;
+    ///   some FUSE and network filesystems the others). There a compaction's
+    ///   exclusive `flock` fails the same way, so no compaction runs at all.
+    ///   (`flock(2)` also documents `ENOLCK` for a kernel out of lock records;
+    ///   Linux's own `flock` reports that as `ENOMEM`, thrown below.)
+    ///
+    /// Every other failure throws an ``LMDBError`` naming the call
+    /// (`open(PATH)` or `flock(PATH, LOCK_SH)`): out of descriptors
+    /// (`EMFILE`, `ENFILE`), out of memory (`ENOMEM`), `EIO`, a path that is
+    /// missing or not a directory (`ENOENT`, `ENOTDIR`), and anything not
+    /// listed here. Going on without the lock then would be a store opened
+    /// while a compaction may be replacing its file; `EINTR` is retried.
+    ///
+    /// ```swift
+    /// let lock = try DirectoryLock.shared("/srv/events")  // held until released
+    /// ```
     static func shared(_ path: String) throws -> DirectoryLock? {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        let fd = openRetryingInterrupts(path)
+        guard fd >= 0 else {
+            let error = errno
+            if error == EACCES { return nil }
+            throw LMDBError(code: error, call: "open(\(path))")
+        }
         if flockRetryingInterrupts(fd, LOCK_SH | LOCK_NB) == 0 { return DirectoryLock(descriptor: fd) }
         let error = errno
         close(fd)
-        if error == EWOULDBLOCK {
+        switch error {
+        case EWOULDBLOCK:
             throw EnvironmentBusyError(path: path, reason: .compacting)
+        case ENOLCK, EOPNOTSUPP, ENOSYS:
+            return nil
+        default:
+            throw LMDBError(code: error, call: "flock(\(path), LOCK_SH)")
         }
-        return nil
     }
 
     /// The exclusive lock of a compaction, without waiting: throws
     /// ``EnvironmentBusyError`` when a process has the environment open.
     static func exclusive(_ path: String) throws -> DirectoryLock {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = openRetryingInterrupts(path)
         guard fd >= 0 else { throw LMDBError(code: errno, call: "open(\(path))") }
         guard flockRetryingInterrupts(fd, LOCK_EX | LOCK_NB) == 0 else {
             let error = errno
@@ -66,6 +98,14 @@ final class DirectoryLock {
     /// rename in it, the new name survives a machine crash.
     func syncDirectory(_ path: String) throws {
         guard fsync(descriptor) == 0 else { throw LMDBError(code: errno, call: "fsync(\(path))") }
+    }
+
+    /// `open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)`, again after `EINTR`.
+    private static func openRetryingInterrupts(_ path: String) -> Int32 {
+        while true {
+            let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if fd >= 0 || errno != EINTR { return fd }
+        }
     }
 
     private static func flockRetryingInterrupts(_ fd: Int32, _ operation: Int32) -> Int32 {

@@ -114,11 +114,7 @@ struct BenchCommandTests {
             #"{"uniqueIdentifier":"deb:p\#(i)","title":"p\#(i)","contentDescription":"shared library number \#(i) of many, with words enough to fill a pipe"}"#
         }
         let plain = try dir.file("items.jsonl", lines)
-        let gzip = Process()
-        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        gzip.arguments = [plain]
-        try gzip.run()
-        gzip.waitUntilExit()
+        #expect(try CLI.spawnAndWait("/bin/gzip", arguments: [plain], environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil) == 0)
         // Without the fix the command never ended: `timeout` turns that into exit 124.
         let run = try CLI.run(["bench", "--corpus", plain + ".gz", "--items", "30000", "--batch-sizes", "1", "--max-commits", "10",
                                "--durability", "noSync", "--work-dir", dir.path, "--json"],
@@ -127,6 +123,40 @@ struct BenchCommandTests {
         let settings = try #require(try run.object()["settings"] as? [[String: Any]])
         #expect(settings.map { $0["items"] as? Int } == [10])
         #expect(settings.map { $0["capped"] as? Bool } == [true])
+    }
+
+    @Test("a damaged .gz corpus (cut short, bytes flipped, not gzip at all) is an error naming the file and gzip's failure, not a bench of a prefix")
+    func damagedGzipCorpus() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let lines = (1...3_000).map { i in
+            #"{"uniqueIdentifier":"deb:p\#(i)","title":"p\#(i)","contentDescription":"shared library number \#(i) of many"}"#
+        }
+        let plain = try dir.file("items.jsonl", lines)
+        #expect(try CLI.spawnAndWait("/bin/gzip", arguments: ["-k", plain], environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil) == 0)
+        let whole = try Data(contentsOf: URL(fileURLWithPath: plain + ".gz"))
+        var flipped = whole
+        for i in whole.count / 2 ..< whole.count / 2 + 40 { flipped[i] ^= 0x5A }
+        let damaged: [(String, Data, String)] = [
+            ("cut.jsonl.gz", whole.prefix(whole.count / 2), "unexpected end of file"),
+            ("flipped.jsonl.gz", flipped, "invalid compressed data"),
+            ("plain.jsonl.gz", Data(lines[0].utf8), "not in gzip format"),
+        ]
+        for (name, bytes, reason) in damaged {
+            let path = dir.sub(name)
+            try bytes.write(to: URL(fileURLWithPath: path))
+            let run = try CLI.run(["bench", "--corpus", path, "--batch-sizes", "500", "--durability", "noSync",
+                                   "--work-dir", dir.sub("work-\(name)"), "--json"])
+            #expect(run.status == 1, "\(name): exit \(run.status): \(run.stdout)")
+            #expect(run.stderr.contains("corpus \(path): gzip -dc \(path) exited with status 1"), "\(name): \(run.stderr)")
+            #expect(run.stderr.contains(reason), "\(name): \(run.stderr)")
+        }
+        // The whole file reads whole: every line an item.
+        let run = try CLI.run(["bench", "--corpus", plain + ".gz", "--batch-sizes", "500", "--durability", "noSync",
+                               "--work-dir", dir.sub("work-whole"), "--json"])
+        #expect(run.status == 0, "exit \(run.status): \(run.stderr)")
+        let settings = try #require(try run.object()["settings"] as? [[String: Any]])
+        #expect(settings.map { $0["items"] as? Int } == [3_000])
     }
 
     @Test("bad options are errors that say what is allowed")

@@ -79,13 +79,27 @@ enum CLI {
     /// (the fault sweep, hundreds of runs; see ShippingSupport too).
     static func spawnAndWait(_ path: String, arguments: [String], environment: [String: String],
                              stdin: String?, stdout: String?, stderr: String?) throws -> Int32 {
+        let child = try spawn(path, arguments: arguments, environment: environment, stdin: stdin, stdout: stdout, stderr: stderr)
+        child.waitUntilExit()
+        return child.terminationStatus
+    }
+
+    /// Starts `path` (`posix_spawn`) with its standard input, output and
+    /// error on these files (nil shares the test process's), or its
+    /// standard output or error on a descriptor of this process (a pipe's
+    /// write end, a log file both share).
+    static func spawn(_ path: String, arguments: [String], environment: [String: String],
+                      stdin: String?, stdout: String?, stderr: String?,
+                      stdoutDescriptor: Int32? = nil, stderrDescriptor: Int32? = nil) throws -> SpawnedProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         // A file given replaces the test process's; nil shares it.
         if let stdin { posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0) }
         if let stdout { posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_TRUNC, 0) }
+        if let stdoutDescriptor { posix_spawn_file_actions_adddup2(&actions, stdoutDescriptor, 1) }
         if let stderr { posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_TRUNC, 0) }
+        if let stderrDescriptor { posix_spawn_file_actions_adddup2(&actions, stderrDescriptor, 2) }
         var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
@@ -105,12 +119,50 @@ enum CLI {
         guard spawned == 0 else {
             throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "posix_spawn of \(path) failed: \(String(cString: strerror(spawned)))"])
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else { throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "waitpid: \(String(cString: strerror(errno)))"]) }
+        return SpawnedProcess(pid)
+    }
+}
+
+/// A child started by ``CLI/spawn(_:arguments:environment:stdin:stdout:stderr:stdoutDescriptor:stderrDescriptor:)``,
+/// with the part of Foundation's `Process` the tests use (`isRunning`,
+/// `processIdentifier`, `waitUntilExit`, `terminationStatus`,
+/// `terminationReason`), on `waitpid`: nothing but these calls reaps it.
+final class SpawnedProcess {
+    let processIdentifier: pid_t
+    /// `waitpid`'s status, once reaped.
+    private var status: Int32?
+
+    init(_ pid: pid_t) { processIdentifier = pid }
+
+    /// Whether it has not ended (`waitpid` with `WNOHANG`, which reaps it
+    /// when it has).
+    var isRunning: Bool {
+        if status != nil { return false }
+        var raw: Int32 = 0
+        while true {
+            let result = waitpid(processIdentifier, &raw, WNOHANG)
+            if result == processIdentifier { status = raw; return false }
+            if result == 0 { return true }
+            if errno != EINTR { status = 0; return false }   // ECHILD: not ours to wait for
         }
-        let signal = status & 0x7F
-        return signal == 0 ? (status >> 8) & 0xFF : signal
+    }
+
+    /// Waits until it ends (`waitpid`, again after `EINTR`).
+    func waitUntilExit() {
+        var raw: Int32 = 0
+        while status == nil {
+            if waitpid(processIdentifier, &raw, 0) == processIdentifier { status = raw } else if errno != EINTR { status = 0 }
+        }
+    }
+
+    /// The exit status, or the signal that ended it (see ``terminationReason``).
+    var terminationStatus: Int32 {
+        let raw = status ?? 0
+        return raw & 0x7F == 0 ? (raw >> 8) & 0xFF : raw & 0x7F
+    }
+
+    var terminationReason: Process.TerminationReason {
+        (status ?? 0) & 0x7F == 0 ? .exit : .uncaughtSignal
     }
 }
 
@@ -146,21 +198,24 @@ func jsonEqual(_ a: Any, _ b: Any) -> Bool {
 /// A child process that holds the store open and prints `holding` once it
 /// does; its standard output is read until a marker.
 final class Holder {
-    let process = Process()
-    private let output = Pipe()
+    let process: SpawnedProcess
+    private let output: FileHandle
 
     init(_ command: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        output = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
+        defer { close(ends[1]) }
+        process = try CLI.spawn(command[0], arguments: Array(command.dropFirst()), environment: ProcessInfo.processInfo.environment,
+                                stdin: nil, stdout: nil, stderr: "/dev/null", stdoutDescriptor: ends[1])
     }
 
     func waitFor(_ marker: String) -> String {
         var text = ""
         while !text.contains(marker) {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = output.availableData
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }

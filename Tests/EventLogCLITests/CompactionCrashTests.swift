@@ -207,21 +207,53 @@ struct CompactionCrashTests {
         try Self.expectWhole(store, before, "after the refused opens")
     }
 
+    @Test("while a compaction runs, an open that cannot take the directory lock for want of file descriptors (EMFILE) is a clear error naming open(store), never an open without the lock")
+    func openOutOfDescriptorsWhileCompacting() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = dir.sub("store")
+        try Self.prepare(store, dir, rounds: 2)
+        let compaction = try Spawned(CLI.executable, ["compact", "--store", store, "--json"], environment: ["EVENTLOG_COMPACT_STOP_AT": "copied"])
+        defer { compaction.kill() }
+        #expect(compaction.waitUntilStopped(), "the compaction never reached the step: \(compaction.stderr)")
+        // `items` under every descriptor limit from 3 up, until one lets it
+        // reach the lock (refused: being compacted). How many descriptors
+        // the runtime takes before the store is opened, and how many the
+        // child inherits from this test process, are not this test's
+        // business: some limit makes `open` of the directory the first call
+        // to fail (EMFILE), whichever it is. A lower one fails before (the
+        // loader, the runtime), a higher one after (LMDB) or at the lock.
+        let resolved = URL(fileURLWithPath: store).resolvingSymlinksInPath().path
+        var namedOpen: [Int] = []
+        var seen: [String] = []
+        var reachedLock = false
+        for limit in 3...1024 {
+            let run = try CLI.run(["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", CLI.executable.path,
+                                   "items", "--user", "bob", "--json", "--store", store],
+                                  executable: URL(fileURLWithPath: "/bin/sh"))
+            #expect(run.status != 0, "ulimit -n \(limit): opened the store while it was being compacted: \(run.stdout)")
+            seen.append("\(limit): \(run.stderr.split(separator: "\n").first ?? "")")
+            if run.stderr.contains(": open(\(resolved)): Too many open files") { namedOpen.append(limit) }
+            if run.stderr.contains("is being compacted by another process") { reachedLock = true; break }
+        }
+        #expect(reachedLock, "no descriptor limit up to 1,024 let the open reach the lock: \(seen.suffix(5))")
+        #expect(!namedOpen.isEmpty, "no descriptor limit made the directory's open(2) report its failure (not mdb_env_open's, later): \(seen)")
+        Foundation.kill(compaction.process.processIdentifier, SIGCONT)
+        let result = compaction.finish()
+        #expect(result.status == 0 && result.signal == nil, "\(result.stderr)")
+    }
+
     static let pythonHasLMDB: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import lmdb"]
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        let status = try? CLI.spawnAndWait("/usr/bin/python3", arguments: ["-c", "import lmdb"],
+                                           environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: "/dev/null")
+        return status == 0
     }()
 }
 
 /// A child process with its output in files (never a full pipe), which the
-/// test may kill, stop and wait for.
+/// test may kill, stop and wait for (`posix_spawn`, `waitpid`: ``SpawnedProcess``).
 final class Spawned {
-    let process = Process()
+    let process: SpawnedProcess
     private let scratch: URL
     private let errFile: URL
 
@@ -230,16 +262,11 @@ final class Spawned {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         errFile = scratch.appendingPathComponent("err")
         try Data().write(to: errFile)
-        process.executableURL = executable
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "EVENTLOG_STORE")
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: errFile)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        process = try CLI.spawn(executable.path, arguments: arguments, environment: env,
+                                stdin: "/dev/null", stdout: "/dev/null", stderr: errFile.path)
     }
 
     deinit { try? FileManager.default.removeItem(at: scratch) }

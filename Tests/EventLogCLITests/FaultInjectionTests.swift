@@ -346,13 +346,9 @@ enum FaultShim {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("FaultShim/faultshim.c").path
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("faultshim-\(getpid()).so").path
         for compiler in ["cc", "gcc", "clang"] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [compiler, "-shared", "-fPIC", "-O2", "-o", output, source, "-ldl"]
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { continue }
-            process.waitUntilExit()
-            if process.terminationStatus == 0 { return .success(output) }
+            let status = try? CLI.spawnAndWait("/usr/bin/env", arguments: [compiler, "-shared", "-fPIC", "-O2", "-o", output, source, "-ldl"],
+                                               environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: "/dev/null")
+            if status == 0 { return .success(output) }
         }
         return .failure(FaultShimError(description: "no C compiler (cc, gcc, clang) could build \(source)"))
     }()
@@ -370,9 +366,6 @@ enum FaultShim {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let err = scratch.appendingPathComponent("err"), report = scratch.appendingPathComponent("report")
         try Data().write(to: err)
-        let process = Process()
-        process.executableURL = CLI.executable
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "EVENTLOG_STORE")
         env["LD_PRELOAD"] = shim
@@ -383,12 +376,8 @@ enum FaultShim {
         env["FAULT_PERSIST"] = fault?.kind.persists == true ? "1" : "0"
         env["FAULT_KILL"] = killing ? "1" : "0"
         env["FAULT_SOCKETS"] = sockets ? "1" : "0"
-        process.environment = env
-        let errHandle = try FileHandle(forWritingTo: err)
-        process.standardError = errHandle
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let process = try CLI.spawn(CLI.executable.path, arguments: arguments, environment: env,
+                                    stdin: "/dev/null", stdout: "/dev/null", stderr: err.path)
         let deadline = Date().addingTimeInterval(timeout)
         var timedOut = false
         while process.isRunning {
@@ -400,7 +389,6 @@ enum FaultShim {
             usleep(2_000)
         }
         process.waitUntilExit()
-        try errHandle.close()
         let fields = ((try? String(contentsOf: report, encoding: .utf8)) ?? "").split(separator: " ").map(String.init)
         let signaled = process.terminationReason == .uncaughtSignal
         return Run(status: process.terminationStatus, signal: signaled && !timedOut ? process.terminationStatus : nil,

@@ -143,9 +143,6 @@ struct ForgetKillTests {
     /// `eventlog forget --user victim` under the shim, killed as `kill` says.
     static func forget(_ store: String, shim: String, watching: String, kill: Kill?) throws -> Run {
         let report = watching + "-report"
-        let process = Process()
-        process.executableURL = CLI.executable
-        process.arguments = ["forget", "--store", store, "--user", victim, "--at", "2026-11-23T00:00:00Z"]
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "EVENTLOG_STORE")
         env["LD_PRELOAD"] = shim
@@ -156,11 +153,8 @@ struct ForgetKillTests {
         case .afterCall(let n): env["FAULT_NTH"] = String(n); env["FAULT_KILL"] = "after"
         case .after, nil: env["FAULT_NTH"] = "0"; env["FAULT_KILL"] = "count"
         }
-        process.environment = env
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let process = try CLI.spawn(CLI.executable.path, arguments: ["forget", "--store", store, "--user", victim, "--at", "2026-11-23T00:00:00Z"],
+                                    environment: env, stdin: "/dev/null", stdout: "/dev/null", stderr: "/dev/null")
         if case .after(let seconds) = kill {
             Thread.sleep(forTimeInterval: seconds)
             if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }

@@ -45,12 +45,8 @@ struct IndexKillTests {
         // Killed after ever longer delays; each round starts the file again
         // (its items replace the stored ones, then new ones come).
         for (round, delay) in [0.15, 0.4, 0.8, 1.6, 3.2].enumerated() {
-            let process = Process()
-            process.executableURL = CLI.executable
-            process.arguments = ["apply", "--store", store, "--transaction-size", "1", file]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try CLI.spawn(CLI.executable.path, arguments: ["apply", "--store", store, "--transaction-size", "1", file],
+                                        environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: "/dev/null", stderr: "/dev/null")
             usleep(UInt32(delay * 1_000_000))
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)

@@ -114,13 +114,9 @@ struct ReadOnlyCommandTests {
     /// namespace of its own (`unshare -m`, which root may do here) is what an
     /// audit copy mounted read-only looks like: writes fail with EROFS.
     static let canMountReadOnly: Bool = {
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        probe.arguments = ["-m", "sh", "-c", "mount --bind -o ro /tmp /tmp"]
-        probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0
+        let status = try? CLI.spawnAndWait("/usr/bin/unshare", arguments: ["-m", "sh", "-c", "mount --bind -o ro /tmp /tmp"],
+                                           environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: "/dev/null")
+        return status == 0
     }()
 
     @Test("a store on a read-only mount (bind mount -o ro): every read command answers as before, the store unchanged",
@@ -166,12 +162,10 @@ struct ReadOnlyCommandTests {
         let head = try #require(before["head"] as? Int)
         let version = try #require((before["views"] as? [[String: Any]])?.first { $0["projection"] as? String == "search.keywords" }?["version"] as? Int)
         // As if another build appended two events that this projection never saw.
-        let set = Process()
-        set.executableURL = CLI.product("SyntheticAppender")
-        set.arguments = ["set-checkpoint", "--store", store, "--projection", "search.keywords", "--position", "\(head - 2)", "--version", "\(version)"]
-        try set.run()
-        set.waitUntilExit()
-        #expect(set.terminationStatus == 0)
+        let set = try CLI.spawnAndWait(CLI.product("SyntheticAppender").path,
+                                       arguments: ["set-checkpoint", "--store", store, "--projection", "search.keywords", "--position", "\(head - 2)", "--version", "\(version)"],
+                                       environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil)
+        #expect(set == 0)
 
         let refused = try CLI.run(["search", "latte", "--store", store, "--json"])
         #expect(refused.status != 0 && refused.stdout.isEmpty)
@@ -193,11 +187,10 @@ struct ReadOnlyCommandTests {
         let text = try CLI.run(["stats", "--store", store]).stdout
         #expect(text.contains("BEHIND: projection search.keywords is 2 events behind"))
         // Built by another version: refused even with the flag; still not rebuilt.
-        let other = Process()
-        other.executableURL = CLI.product("SyntheticAppender")
-        other.arguments = ["set-checkpoint", "--store", store, "--projection", "search.keywords", "--position", "\(head)", "--version", "99"]
-        try other.run()
-        other.waitUntilExit()
+        let other = try CLI.spawnAndWait(CLI.product("SyntheticAppender").path,
+                                         arguments: ["set-checkpoint", "--store", store, "--projection", "search.keywords", "--position", "\(head)", "--version", "99"],
+                                         environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil)
+        #expect(other == 0)
         let refusedAgain = try CLI.run(["search", "latte", "--store", store, "--json", "--allow-lagging-views"])
         #expect(refusedAgain.status != 0 && refusedAgain.stderr.contains("was built by version 99, this code's is \(version)"), "\(refusedAgain.stderr)")
         let after = try #require(try CLI.run(["stats", "--store", store, "--json"]).object()["views"] as? [[String: Any]])

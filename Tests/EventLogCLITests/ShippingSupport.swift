@@ -80,40 +80,27 @@ enum Postgres {
     }
 
     static func output(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(executable) \(arguments.first ?? ""): \(String(decoding: errors, as: UTF8.self))")
-        return String(decoding: data, as: UTF8.self)
+        let run = try CLI.run(arguments, executable: URL(fileURLWithPath: executable))
+        #expect(run.status == 0, "\(executable) \(arguments.first ?? ""): \(run.stderr)")
+        return run.stdout
     }
 }
 
 /// `eventlog` running in the background (ship or follow without --once), to be killed.
 final class Background {
-    let process = Process()
+    let process: SpawnedProcess
     let log: URL
 
     init(_ arguments: [String]) throws {
         log = FileManager.default.temporaryDirectory.appendingPathComponent("eventlog-bg-\(UUID().uuidString)")
         try Data().write(to: log)
-        process.executableURL = CLI.executable
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "EVENTLOG_STORE")
-        process.environment = env
+        // One descriptor for both, so that neither overwrites the other.
         let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try handle.close()
+        defer { try? handle.close() }
+        process = try CLI.spawn(CLI.executable.path, arguments: arguments, environment: env, stdin: "/dev/null", stdout: nil, stderr: nil,
+                                stdoutDescriptor: handle.fileDescriptor, stderrDescriptor: handle.fileDescriptor)
     }
 
     var isRunning: Bool { process.isRunning }

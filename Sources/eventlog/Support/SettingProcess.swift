@@ -19,20 +19,14 @@ enum SettingProcess {
         guard FileManager.default.createFile(atPath: outFile, contents: nil) else {
             throw CLIError("cannot create \(outFile)")
         }
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile))
-        let errors = Pipe()
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["bench-setting", "--report-progress"] + arguments
-        process.standardOutput = out
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try out.close()
+        // `posix_spawn` and `waitpid` (``ChildProcess``), not Foundation's
+        // `Process`, whose wait was seen to miss a child's exit.
+        let process = try ChildProcess(executable.path, ["bench-setting", "--report-progress"] + arguments,
+                                       standardInput: .null, standardOutput: .file(outFile), standardError: .pipe)
 
         var messages: [Substring] = []
         var pending = Data()
-        let reading = errors.fileHandleForReading
+        let reading = process.errors!
         while let chunk = try reading.read(upToCount: 4096), !chunk.isEmpty {
             pending.append(chunk)
             while let newline = pending.firstIndex(of: 0x0A) {
@@ -42,10 +36,10 @@ enum SettingProcess {
             }
         }
         if !pending.isEmpty { messages.append(Substring(String(decoding: pending, as: UTF8.self))) }
-        process.waitUntilExit()
+        let end = try process.wait()
 
-        guard process.terminationStatus == 0 else {
-            let detail = messages.isEmpty ? "exited with status \(process.terminationStatus)" : messages.joined(separator: "; ")
+        guard end.succeeded else {
+            let detail = messages.isEmpty ? "\(end)" : messages.joined(separator: "; ")
             throw CLIError(detail)
         }
         let data = try Data(contentsOf: URL(fileURLWithPath: outFile))
