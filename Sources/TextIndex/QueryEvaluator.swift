@@ -31,7 +31,7 @@ struct QueryEvaluator {
     let values: Cursor<[UInt8], [UInt8]>
     let postings: Cursor<[UInt8], [UInt8]>
     let runs: Cursor<[UInt8], [UInt8]>
-    /// The open block's runs (sealed blocks are one range of `postings` a term).
+    /// Sealed blocks, then the open block's runs.
     let sources: [TextIndex.PostingSource]
     var universe: Set<UInt32>?
     /// LMDB lookups made.
@@ -45,7 +45,7 @@ struct QueryEvaluator {
         postings = try index.postings.cursor(in: txn)
         runs = try index.runs.cursor(in: txn)
         var directoryReads = 0
-        sources = try index.postingSources(index.statistics(in: txn), reads: &directoryReads, in: txn).runs
+        sources = try index.postingSources(index.statistics(in: txn), reads: &directoryReads, in: txn)
         reads += directoryReads
     }
 
@@ -217,49 +217,29 @@ struct QueryEvaluator {
     /// have field bit `bit`.
     mutating func postingDocuments(_ term: [UInt8], prefix: Bool, bit: UInt8, within: Set<UInt32>?) throws -> Set<UInt32> {
         var result = Set<UInt32>()
-        /// Adds the documents of one postings value of `block` that have the field.
-        func add(_ value: UnsafeRawBufferPointer, block: UInt32) throws {
-            var r = ByteReader(value)
-            let count = try r.int()
-            r.offset += 2  // the last offset
-            var offset = -1
-            for _ in 0..<count {
-                let delta = try r.int()
-                offset = offset < 0 ? delta : offset + delta
-                let mask = try r.byte()
-                for _ in 0..<mask.nonzeroBitCount { _ = try r.varint(); _ = try r.byte() }
-                if mask & bit != 0 {
-                    let id = block << TextIndex.blockShift | UInt32(offset)
-                    if within?.contains(id) ?? true { result.insert(id) }
-                }
-            }
-        }
-        // Sealed blocks: keys `space ‖ term ‖ block`, one range. Exact: the
-        // keys of the term's length only (a longer term may follow the word
-        // with a NUL, as a block's first byte, 0, does).
-        let sealedKey = index.spacePrefix + term
-        let termKeyCount = sealedKey.count + 4
-        reads += 1
-        var entry = try sealedKey.withUnsafeBytes { try postings.seekBytes(atOrAfter: $0) }
-        while let e = entry, e.key.starts(with: sealedKey) {
-            if e.key.count >= termKeyCount {
-                if !prefix && e.key[sealedKey.count] != 0 { break }
-                if prefix || e.key.count == termKeyCount {
-                    try add(e.value, block: UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: e.key.count - 4, as: UInt32.self)))
-                }
-            }
-            reads += 1
-            entry = try postings.nextBytes()
-        }
         for source in sources {
+            let cursor = source.isRun ? runs : postings
             let key = source.prefix + term
             reads += 1
-            entry = try key.withUnsafeBytes { prefix ? try runs.seekBytes(atOrAfter: $0) : try runs.seekBytes(exactly: $0) }
+            var entry = try key.withUnsafeBytes { prefix ? try cursor.seekBytes(atOrAfter: $0) : try cursor.seekBytes(exactly: $0) }
             while let e = entry, e.key.starts(with: key) {
-                try add(e.value, block: source.block)
+                var r = ByteReader(e.value)
+                let count = try r.int()
+                r.offset += 2  // the last offset
+                var offset = -1
+                for _ in 0..<count {
+                    let delta = try r.int()
+                    offset = offset < 0 ? delta : offset + delta
+                    let mask = try r.byte()
+                    for _ in 0..<mask.nonzeroBitCount { _ = try r.varint(); _ = try r.byte() }
+                    if mask & bit != 0 {
+                        let id = source.block << TextIndex.blockShift | UInt32(offset)
+                        if within?.contains(id) ?? true { result.insert(id) }
+                    }
+                }
                 if !prefix { break }
                 reads += 1
-                entry = try runs.nextBytes()
+                entry = try cursor.nextBytes()
             }
         }
         return result

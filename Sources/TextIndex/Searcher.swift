@@ -12,16 +12,15 @@ import LMDB
 /// are dropped as found (the result says it is not complete).
 ///
 /// It reads the postings of one space (the index's): keys
-/// `space ‖ term ‖ block` of the sealed blocks (one range a word), and
-/// `space ‖ block ‖ start ‖ term` of each run of the open block.
+/// `space ‖ block ‖ term`, for the space's blocks only.
 struct Searcher {
     let index: TextIndex
     let txn: ReadTransaction
     let stats: IndexStatistics
     let cursor: Cursor<[UInt8], [UInt8]>
     let runCursor: Cursor<[UInt8], [UInt8]>
-    /// The open block's runs.
-    let runs: [TextIndex.PostingSource]
+    /// Sealed blocks, then the open block's runs.
+    let sources: [TextIndex.PostingSource]
     /// Dense per-block state and the length factors, allocated once a
     /// search (a one-word search scores twice: the typed word, then its
     /// longer words).
@@ -39,7 +38,7 @@ struct Searcher {
         scratch = ScoreScratch(size: TextIndex.blockSize, stats: stats)
         blockCount = stats.nextDocumentId == 0 ? 0 : Int((stats.nextDocumentId - 1) >> TextIndex.blockShift) + 1
         var reads = 0
-        runs = try index.postingSources(stats, reads: &reads, in: txn).runs
+        sources = try index.postingSources(stats, reads: &reads, in: txn)
         self.reads = reads
     }
 
@@ -58,38 +57,30 @@ struct Searcher {
         var isEmpty: Bool { entries.isEmpty }
         var totalFrequency: Int { documentFrequencies.reduce(0, +) }
 
-        /// Orders the entries by block (stably: a block's runs stay in
-        /// order), and within a block by decreasing weight.
         mutating func sortBlocks(blockCount: Int) {
             starts = [Int](repeating: 0, count: blockCount + 1)
             for e in entries { starts[Int(e.block) + 1] += 1 }
             for b in 0..<blockCount { starts[b + 1] += starts[b] }
-            var sorted = true
-            for k in entries.indices.dropFirst() where entries[k].block < entries[k - 1].block { sorted = false; break }
-            if !sorted {
-                var next = starts
-                let unsorted = entries
-                for e in unsorted {
-                    entries[next[Int(e.block)]] = e
-                    next[Int(e.block)] += 1
-                }
-            }
             let w = weights
-            for b in 0..<blockCount where starts[b + 1] - starts[b] > 1 {
-                entries[starts[b]..<starts[b + 1]].sort { a, b in
-                    w[Int(a.term)] != w[Int(b.term)] ? w[Int(a.term)] > w[Int(b.term)] : a.term < b.term
+            var i = 0
+            while i < entries.count {
+                var j = i
+                while j < entries.count && entries[j].block == entries[i].block { j += 1 }
+                if j - i > 1 {
+                    entries[i..<j].sort { a, b in
+                        w[Int(a.term)] != w[Int(b.term)] ? w[Int(a.term)] > w[Int(b.term)] : a.term < b.term
+                    }
                 }
+                i = j
             }
         }
     }
 
     /// What the lookup of a typed word (``lookup(_:prefix:exactOnly:)``
-    /// with `exactOnly`) saw: the word's sealed values and whether a longer
-    /// word follows it there, and per run the word's value and whether a
-    /// longer word follows it. The lookup of its longer words then reads
-    /// only where there are some: a rare or misspelt word has none in most.
-    var typed: (term: [UInt8], sealed: [(block: Int32, value: UnsafeRawBufferPointer)], sealedLonger: Bool,
-                values: [UnsafeRawBufferPointer?], longer: [Bool])?
+    /// with `exactOnly`) saw, per source: the word's value, and whether a
+    /// longer word follows it. The lookup of its longer words then seeks only
+    /// the sources that have some: a rare or misspelt word has none in most.
+    var typed: (term: [UInt8], values: [UnsafeRawBufferPointer?], longer: [Bool])?
 
     /// The postings of `term` in every block (`prefix`: of every term that
     /// starts with it; `exactOnly`: of `term` alone, noting in ``typed``
@@ -98,86 +89,45 @@ struct Searcher {
         var key: [UInt8] = []
         key.reserveCapacity(10 + term.count)
         var word = WordPostings()
-        // A value a block or run at most for one term: no regrowth of the common case.
-        word.entries.reserveCapacity(blockCount + runs.count)
+        // A value a source at most for one term: no regrowth of the common case.
+        word.entries.reserveCapacity(sources.count)
         var exactTerm: Int32 = -1
         var ids = TermIds()
         let known = prefix && !exactOnly && typed?.term == term ? typed : nil
-        let termHash = term.withUnsafeBufferPointer { TermTable.hash($0) }
-
-        /// A value of the term with hash `h` (`exact`: the word itself) in `block`.
-        @inline(__always)
-        func add(_ h: UInt64, exact: Bool, _ value: UnsafeRawBufferPointer, block: Int32) throws {
-            let (t, isNew) = ids.id(h)
-            if isNew {
-                word.weights.append(0)
-                word.documentFrequencies.append(0)
-                if exact { exactTerm = t }
-            }
-            word.documentFrequencies[Int(t)] += try PostingList.count(value)
-            word.entries.append((t, block, value))
-        }
-
-        // Sealed blocks: one range of `postings`, term by term, block by block.
-        key.append(contentsOf: index.spacePrefix)
-        key.append(contentsOf: term)
-        let termKeyCount = key.count + 4
-        var sealed: [(block: Int32, value: UnsafeRawBufferPointer)] = []
-        var sealedLonger = false
-        if !prefix || exactOnly {
-            // The term's own keys: `space ‖ term ‖ block`, whose block's first
-            // byte is 0 (blocks < 2²⁰). A key of that prefix and another
-            // length is a longer term (one with a NUL after the word).
-            key.append(0)
-            reads += 1
-            var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
-            while let e = entry, e.key.count >= key.count,
-                  key.withUnsafeBytes({ memcmp($0.baseAddress!, e.key.baseAddress!, $0.count) }) == 0 {
-                if e.key.count == termKeyCount {
-                    let block = Int32(bitPattern: UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: e.key.count - 4, as: UInt32.self)))
-                    try add(termHash, exact: true, e.value, block: block)
-                    if exactOnly { sealed.append((block, e.value)) }
-                } else {
-                    sealedLonger = true
-                }
-                reads += 1
-                entry = try cursor.nextBytes()
-            }
-            key.removeLast()
-            if exactOnly && !sealedLonger, let e = entry, e.key.count > termKeyCount,
-               key.withUnsafeBytes({ memcmp($0.baseAddress!, e.key.baseAddress!, $0.count) }) == 0 {
-                sealedLonger = true
-            }
-        } else if let known, !known.sealedLonger {
-            // No longer term in the sealed blocks: the word's own values, which the typed word's lookup read.
-            for (block, value) in known.sealed { try add(termHash, exact: true, value, block: block) }
-        } else {
-            reads += 1
-            var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
-            while let e = entry, e.key.count >= termKeyCount,
-                  key.withUnsafeBytes({ memcmp($0.baseAddress!, e.key.baseAddress!, $0.count) }) == 0 {
-                let bytes = e.key.bindMemory(to: UInt8.self)
-                let h = TermTable.hash(UnsafeBufferPointer(rebasing: bytes[4..<(bytes.count - 4)]))
-                let block = Int32(bitPattern: UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: e.key.count - 4, as: UInt32.self)))
-                try add(h, exact: e.key.count == termKeyCount, e.value, block: block)
-                reads += 1
-                entry = try cursor.nextBytes()
-            }
-        }
-
-        // The open block's runs: one seek each.
         var values: [UnsafeRawBufferPointer?] = []
         var longer: [Bool] = []
         if exactOnly {
-            values.reserveCapacity(runs.count)
-            longer.reserveCapacity(runs.count)
+            values.reserveCapacity(sources.count)
+            longer.reserveCapacity(sources.count)
         }
-        for (index, source) in runs.enumerated() {
+
+        /// The term itself (term id 0 of a lookup that is not a prefix's) found in `block`.
+        func addExact(_ value: UnsafeRawBufferPointer, block: Int32) throws {
+            if word.weights.isEmpty {
+                word.weights.append(0)
+                word.documentFrequencies.append(0)
+                exactTerm = 0
+            }
+            word.documentFrequencies[0] += try PostingList.count(value)
+            word.entries.append((0, block, value))
+        }
+
+        for (index, source) in sources.enumerated() {
+            let cursor = source.isRun ? runCursor : self.cursor
             let block = Int32(source.block)
             if let known, !known.longer[index] {
                 // No longer term here: the term's own value, if any, which
                 // the typed word's lookup read.
-                if let value = known.values[index] { try add(termHash, exact: true, value, block: block) }
+                if let value = known.values[index] {
+                    let (t, isNew) = term.withUnsafeBytes { ids.id(TermTable.hash($0.bindMemory(to: UInt8.self))) }
+                    if isNew {
+                        word.weights.append(0)
+                        word.documentFrequencies.append(0)
+                        exactTerm = t
+                    }
+                    word.documentFrequencies[Int(t)] += try PostingList.count(value)
+                    word.entries.append((t, block, value))
+                }
                 continue
             }
             key.removeAll(keepingCapacity: true)
@@ -185,21 +135,21 @@ struct Searcher {
             key.append(contentsOf: term)
             reads += 1
             if !prefix {
-                if let e = try key.withUnsafeBytes({ try runCursor.seekBytes(exactly: $0) }) {
-                    try add(termHash, exact: true, e.value, block: block)
+                if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
+                    try addExact(e.value, block: block)
                 }
                 continue
             }
-            var entry = try key.withUnsafeBytes { try runCursor.seekBytes(atOrAfter: $0) }
+            var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
             if exactOnly {
                 // The term itself (it sorts first), then whether a longer one follows.
                 var value: UnsafeRawBufferPointer?
                 if let e = entry, e.key.count == key.count,
                    key.withUnsafeBytes({ memcmp($0.baseAddress!, e.key.baseAddress!, $0.count) }) == 0 {
-                    try add(termHash, exact: true, e.value, block: block)
+                    try addExact(e.value, block: block)
                     value = e.value
                     reads += 1
-                    entry = try runCursor.nextBytes()
+                    entry = try cursor.nextBytes()
                 }
                 values.append(value)
                 if let e = entry, e.key.count > key.count, e.key.starts(with: key) {
@@ -209,15 +159,22 @@ struct Searcher {
                 }
                 continue
             }
-            let termStart = TextIndex.PostingSource.prefixCount
+            let termStart = source.prefixCount
             while let e = entry, e.key.count >= key.count, e.key.starts(with: key) {
                 let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[termStart...]))
-                try add(h, exact: e.key.count == key.count, e.value, block: block)
+                let (t, isNew) = ids.id(h)
+                if isNew {
+                    word.weights.append(0)
+                    word.documentFrequencies.append(0)
+                    if e.key.count == key.count { exactTerm = t }
+                }
+                word.documentFrequencies[Int(t)] += try PostingList.count(e.value)
+                word.entries.append((t, block, e.value))
                 reads += 1
-                entry = try runCursor.nextBytes()
+                entry = try cursor.nextBytes()
             }
         }
-        if exactOnly { typed = (term, sealed, sealedLonger, values, longer) }
+        if exactOnly { typed = (term, values, longer) }
         // Longer words than typed weigh at most `prefixFactor` of the typed
         // word when it is a word itself: what was typed is what is meant.
         let exactIdf = exactTerm >= 0 ? idf(word.documentFrequencies[Int(exactTerm)]) : nil

@@ -19,50 +19,64 @@ extension TextIndex {
         try meta.withValue(forKey: metaKey(TextIndex.runsKey), in: txn) { try RunDirectory(decoding: $0) }
     }
 
-    /// One run of the open block, a place to read a term's postings from
-    /// (sealed blocks are read from `postings`, one range a term). Its key
-    /// prefix (before the term) is `space ‖ block ‖ start` in `runs`;
-    /// written into a caller's buffer, so that a query allocates no key a
-    /// run.
+    /// One place to read a term's postings from: the value of a sealed
+    /// block, or one run of the open block. Its key prefix (before the
+    /// term) is `space ‖ block` in `postings`, `space ‖ block ‖ start` in
+    /// `runs`; written into a caller's buffer, so that a query allocates no
+    /// key a source.
     struct PostingSource {
         var space: UInt32
         var block: UInt32
-        /// The run's first offset in the open block.
-        var start: UInt16
+        /// The run's first offset in the open block; nil for a sealed block.
+        var runStart: UInt16?
 
+        var isRun: Bool { runStart != nil }
         /// Bytes of the key before the term.
-        static let prefixCount = 10
+        var prefixCount: Int { runStart == nil ? 8 : 10 }
 
         /// Appends the key before the term to `key`.
         @inline(__always)
         func appendPrefix(to key: inout [UInt8]) {
             withUnsafeBytes(of: space.bigEndian) { key.append(contentsOf: $0) }
             withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
-            key.append(UInt8(start >> 8))
-            key.append(UInt8(start & 0xFF))
+            if let start = runStart {
+                key.append(UInt8(start >> 8))
+                key.append(UInt8(start & 0xFF))
+            }
         }
 
         /// The key before the term.
         var prefix: [UInt8] {
             var key = [UInt8]()
-            key.reserveCapacity(PostingSource.prefixCount + 16)
+            key.reserveCapacity(prefixCount + 16)
             appendPrefix(to: &key)
             return key
         }
     }
 
-    /// Where the space's postings for `stats` are: sealed blocks
-    /// `0 ..< sealedBlocks` (in `postings`, keys `space ‖ term ‖ block`),
-    /// then each run of the open block. `reads` counts the directory's
-    /// lookup.
-    func postingSources(_ stats: IndexStatistics, reads: inout Int, in txn: ReadTransaction) throws
-        -> (sealedBlocks: UInt32, runs: [PostingSource]) {
+    /// Every source of the space's postings for `stats`, in block order:
+    /// each block whose ids are all allocated, then each run of the open
+    /// block. `reads` counts the directory's lookup.
+    func postingSources(_ stats: IndexStatistics, reads: inout Int, in txn: ReadTransaction) throws -> [PostingSource] {
         let next = stats.nextDocumentId
         let sealed = next >> TextIndex.blockShift
-        guard next & UInt32(TextIndex.blockSize - 1) != 0 else { return (sealed, []) }
+        var sources: [PostingSource] = []
+        sources.reserveCapacity(Int(sealed) + 8)
+        for block in 0..<sealed {
+            sources.append(PostingSource(space: spaceId, block: block, runStart: nil))
+        }
+        guard next & UInt32(TextIndex.blockSize - 1) != 0 else { return sources }
         reads += 1
-        guard let directory = try runDirectory(in: txn) else { return (sealed, []) }
+        guard let directory = try runDirectory(in: txn) else { return sources }
         guard directory.block == sealed else { throw TextIndexError.corrupt("run directory of block \(directory.block), open block \(sealed)") }
-        return (sealed, directory.runs.map { PostingSource(space: spaceId, block: sealed, start: $0.start) })
+        for run in directory.runs {
+            sources.append(PostingSource(space: spaceId, block: sealed, runStart: run.start))
+        }
+        return sources
+    }
+
+    /// The database a source is read from.
+    func database(of source: PostingSource) -> Database<[UInt8], [UInt8]> {
+        source.isRun ? runs : postings
     }
 }

@@ -281,22 +281,13 @@ public struct TextIndex: Sendable {
         return mask
     }
 
-    /// `u32 space, term, u32 block`, the key of database `postings`
-    /// (term-first: a term's sealed blocks are contiguous).
-    func postingKey(term: some Collection<UInt8>, block: UInt32) -> [UInt8] {
+    /// `u32 space, u32 block, term`, the key of database `postings`.
+    func postingKey(block: UInt32, term: some Collection<UInt8>) -> [UInt8] {
         var key = [UInt8]()
         key.reserveCapacity(8 + term.count)
         withUnsafeBytes(of: spaceId.bigEndian) { key.append(contentsOf: $0) }
+        withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
         key.append(contentsOf: term)
-        withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
-        return key
-    }
-
-    /// `u32 space, u32 block`: the start of every key of a block's runs in
-    /// database `runs`.
-    func runBlockPrefix(_ block: UInt32) -> [UInt8] {
-        var key = spacePrefix
-        withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
         return key
     }
 }

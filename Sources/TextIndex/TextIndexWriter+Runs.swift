@@ -104,19 +104,16 @@ extension TextIndexWriter {
     /// `postings`, and leave `runs`.
     func seal(block: UInt32, starts: [UInt16]) throws {
         let contents = try starts.map { try readRun(index.runPrefix(block: block, start: $0)) }
-        let blockPrefix = index.runBlockPrefix(block)
+        let blockPrefix = index.postingKey(block: block, term: EmptyCollection())
         try deleteRuns(from: blockPrefix, within: blockPrefix, whole: true)
-        let spacePrefix = index.spacePrefix
-        var key = spacePrefix
+        var key = blockPrefix
         var out: [UInt8] = []
         var append: Bool?
         try TextIndexWriter.merge(contents) { term, values in
             try PostingList.concatenate(values, into: &out)
             guard !out.isEmpty else { return }
-            key.removeLast(key.count - spacePrefix.count)
+            key.removeLast(key.count - blockPrefix.count)
             key.append(contentsOf: term)
-            withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
-            // Keys go in increasing order: once the first sorts last, all do.
             if append == nil { append = try TextIndexWriter.sortsLast(key, in: index.postings, txn) }
             try index.postings.put(out, forKey: key, flags: append! ? .append : [], in: txn)
         }
@@ -247,22 +244,18 @@ extension TextIndexWriter {
             key.append(contentsOf: prefix)
             key.append(contentsOf: table.bytes(termId))
         }
-        let spacePrefix = index.spacePrefix
-        /// `space ‖ term ‖ block`: a sealed block's key (term-first).
-        func setSealedKey(_ block: UInt32, _ termId: Int32) {
-            key.removeAll(keepingCapacity: true)
-            key.append(contentsOf: spacePrefix)
-            key.append(contentsOf: table.bytes(termId))
-            withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
-        }
-        // Whether new sealed keys may be appended, per block: a block's keys
-        // are increasing, but the next block's first key sorts before them.
-        var appendBlock: UInt32?
         func putNew(_ db: Database<[UInt8], [UInt8]>, _ append: inout Bool?) throws {
             if append == nil { append = try TextIndexWriter.sortsLast(key, in: db, txn) }
             try db.put(value, forKey: key, flags: append! ? .append : [], in: txn)
         }
 
+        var prefixes: [UInt32: [UInt8]] = [:]
+        func sealedPrefix(_ block: UInt32) -> [UInt8] {
+            if let p = prefixes[block] { return p }
+            let p = index.postingKey(block: block, term: EmptyCollection())
+            prefixes[block] = p
+            return p
+        }
         let storedPrefixes = directory.runs.map { index.runPrefix(block: openBlock, start: $0.start) }
         let planPrefixes = finalBlock.map { b in plan.runs.map { index.runPrefix(block: b, start: $0.start) } } ?? []
         // New documents of an open block that fills up go into one run there, sealed after the loop.
@@ -286,7 +279,7 @@ extension TextIndexWriter {
             let termId = changes[i].termId
             if block > openBlock { try sealOpenBlock() }
             if block < openBlock {
-                setSealedKey(block, termId)
+                setKey(sealedPrefix(block), termId)
                 try readModifyWrite(index.postings, changes[i..<j])
                 i = j
                 continue
@@ -315,11 +308,7 @@ extension TextIndexWriter {
                     setKey(sealingPrefix, termId)
                     try index.runs.put(value, forKey: key, in: txn)
                 } else {
-                    setSealedKey(block, termId)
-                    if appendBlock != block {
-                        appendBlock = block
-                        appendPostings = nil
-                    }
+                    setKey(sealedPrefix(block), termId)
                     try putNew(index.postings, &appendPostings)
                 }
             } else {

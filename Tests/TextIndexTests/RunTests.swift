@@ -35,9 +35,9 @@ struct RunTests {
         return seen
     }
 
-    /// The blocks that have values in database `postings` (keys `space ‖ term ‖ block`).
+    /// The blocks that have values in database `postings`.
     static func sealedBlocks(_ t: TemporaryIndex) throws -> Set<UInt32> {
-        Set(try DeterminismTests.dump(t)["postings"]!.map { $0.0.suffix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } })
+        Set(try DeterminismTests.dump(t)["postings"]!.map { $0.0[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } })
     }
 
     static func documents(_ range: Range<Int>, seed: UInt64) -> [IndexDocument] {
