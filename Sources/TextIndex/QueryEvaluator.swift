@@ -222,8 +222,9 @@ struct QueryEvaluator {
             let key = source.prefix + term
             reads += 1
             var entry = try key.withUnsafeBytes { prefix ? try cursor.seekBytes(atOrAfter: $0) : try cursor.seekBytes(exactly: $0) }
-            while let e = entry, e.key.starts(with: key) {
-                var r = ByteReader(e.value)
+            /// The documents of one postings value of `block` that have the field.
+            func add(_ value: UnsafeRawBufferPointer, block: UInt32) throws {
+                var r = ByteReader(value)
                 let count = try r.int()
                 r.offset += 2  // the last offset
                 var offset = -1
@@ -233,8 +234,17 @@ struct QueryEvaluator {
                     let mask = try r.byte()
                     for _ in 0..<mask.nonzeroBitCount { _ = try r.varint(); _ = try r.byte() }
                     if mask & bit != 0 {
-                        let id = source.block << TextIndex.blockShift | UInt32(offset)
+                        let id = block << TextIndex.blockShift | UInt32(offset)
                         if within?.contains(id) ?? true { result.insert(id) }
+                    }
+                }
+            }
+            while let e = entry, e.key.starts(with: key) {
+                if source.isRun {
+                    try add(e.value, block: source.block)
+                } else {
+                    try PostingTier.forEach(e.value) { sub, bytes in
+                        try add(bytes, block: source.block << PostingTier.shift | UInt32(sub))
                     }
                 }
                 if !prefix { break }

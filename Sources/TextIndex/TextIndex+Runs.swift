@@ -19,13 +19,14 @@ extension TextIndex {
         try meta.withValue(forKey: metaKey(TextIndex.runsKey), in: txn) { try RunDirectory(decoding: $0) }
     }
 
-    /// One place to read a term's postings from: the value of a sealed
-    /// block, or one run of the open block. Its key prefix (before the
-    /// term) is `space ‖ block` in `postings`, `space ‖ block ‖ start` in
+    /// One place to read a term's postings from: the value of a tier of
+    /// sealed blocks (``PostingTier``), or one run of the open block. Its key
+    /// prefix (before the term) is `space ‖ tier` in `postings`, `space ‖ block ‖ start` in
     /// `runs`; written into a caller's buffer, so that a query allocates no
     /// key a source.
     struct PostingSource {
         var space: UInt32
+        /// The tier (sealed) or the open block (a run).
         var block: UInt32
         /// The run's first offset in the open block; nil for a sealed block.
         var runStart: UInt16?
@@ -55,15 +56,16 @@ extension TextIndex {
     }
 
     /// Every source of the space's postings for `stats`, in block order:
-    /// each block whose ids are all allocated, then each run of the open
-    /// block. `reads` counts the directory's lookup.
+    /// each tier of the blocks whose ids are all allocated, then each run
+    /// of the open block. `reads` counts the directory's lookup.
     func postingSources(_ stats: IndexStatistics, reads: inout Int, in txn: ReadTransaction) throws -> [PostingSource] {
         let next = stats.nextDocumentId
         let sealed = next >> TextIndex.blockShift
+        let tiers = (sealed + UInt32(PostingTier.blocks - 1)) >> PostingTier.shift
         var sources: [PostingSource] = []
-        sources.reserveCapacity(Int(sealed) + 8)
-        for block in 0..<sealed {
-            sources.append(PostingSource(space: spaceId, block: block, runStart: nil))
+        sources.reserveCapacity(Int(tiers) + 8)
+        for tier in 0..<tiers {
+            sources.append(PostingSource(space: spaceId, block: tier, runStart: nil))
         }
         guard next & UInt32(TextIndex.blockSize - 1) != 0 else { return sources }
         reads += 1

@@ -26,8 +26,13 @@ extension TextIndexWriter {
 
     /// Every key of the run at `prefix` (`space ‖ block ‖ start`), in term order.
     func readRun(_ prefix: [UInt8]) throws -> RunContents {
+        try readRange(index.runs, prefix)
+    }
+
+    /// Every key of `db` that starts with `prefix` (terms after it, and values), in term order.
+    func readRange(_ db: Database<[UInt8], [UInt8]>, _ prefix: [UInt8]) throws -> RunContents {
         var contents = RunContents()
-        let cursor = try index.runs.cursor(in: txn)
+        let cursor = try db.cursor(in: txn)
         var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.count >= prefix.count, e.key.starts(with: prefix) {
             contents.terms.append(contentsOf: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
@@ -101,21 +106,69 @@ extension TextIndexWriter {
     }
 
     /// Seals `block`: its runs (at `starts`) become one value a term in
-    /// `postings`, and leave `runs`.
+    /// `postings` (in the block's tier), and leave `runs`.
     func seal(block: UInt32, starts: [UInt16]) throws {
         let contents = try starts.map { try readRun(index.runPrefix(block: block, start: $0)) }
         let blockPrefix = index.postingKey(block: block, term: EmptyCollection())
         try deleteRuns(from: blockPrefix, within: blockPrefix, whole: true)
-        var key = blockPrefix
+        var sealed = RunContents()
         var out: [UInt8] = []
-        var append: Bool?
         try TextIndexWriter.merge(contents) { term, values in
             try PostingList.concatenate(values, into: &out)
             guard !out.isEmpty else { return }
-            key.removeLast(key.count - blockPrefix.count)
-            key.append(contentsOf: term)
+            sealed.append(term: term, value: out)
+        }
+        try writeSealedBlock(block, sealed)
+    }
+
+    /// Writes the postings of a newly sealed `block` (term order) into its
+    /// tier (``PostingTier``): its first block's keys are written as they
+    /// come; a later block's tier is read, deleted and written again with
+    /// the block's values added, in key order (`MDB_APPEND` when the space
+    /// is the last), so that its pages are full.
+    func writeSealedBlock(_ block: UInt32, _ new: RunContents) throws {
+        let tier = block >> PostingTier.shift
+        let sub = Int(block & UInt32(PostingTier.blocks - 1))
+        let prefix = index.postingKey(block: tier, term: EmptyCollection())
+        var stored = RunContents()
+        if sub > 0 {
+            stored = try readRange(index.postings, prefix)
+            if stored.count > 0 { try TextIndex.removeRange(index.postings, prefix, in: txn) }
+        }
+        var key = prefix
+        var out: [UInt8] = []
+        var append: Bool?
+        var a = 0, b = 0
+        func put() throws {
             if append == nil { append = try TextIndexWriter.sortsLast(key, in: index.postings, txn) }
             try index.postings.put(out, forKey: key, flags: append! ? .append : [], in: txn)
+        }
+        while a < stored.count || b < new.count {
+            let c: Int
+            if a == stored.count { c = 1 } else if b == new.count { c = -1 } else {
+                let x = stored.terms[stored.term(a)], y = new.terms[new.term(b)]
+                c = x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
+            }
+            key.removeLast(key.count - prefix.count)
+            if c < 0 {
+                key.append(contentsOf: stored.terms[stored.term(a)])
+                out.removeAll(keepingCapacity: true)
+                out.append(contentsOf: stored.values[stored.value(a)])
+                a += 1
+            } else if c > 0 {
+                key.append(contentsOf: new.terms[new.term(b)])
+                PostingTier.encode([(sub, new.values[new.value(b)])], into: &out)
+                b += 1
+            } else {
+                key.append(contentsOf: new.terms[new.term(b)])
+                var parts = try stored.values[stored.value(a)].withUnsafeBytes { try PostingTier.parts($0) }
+                guard let lastSub = parts.last?.0, lastSub < sub else { throw TextIndexError.corrupt("postings tier of block \(block)") }
+                parts.append((sub, new.values[new.value(b)]))
+                PostingTier.encode(parts, into: &out)
+                a += 1
+                b += 1
+            }
+            try put()
         }
     }
 
@@ -224,9 +277,28 @@ extension TextIndexWriter {
 
         var key: [UInt8] = []
         var value: [UInt8] = []
-        var appendPostings: Bool?
         // Several new runs are written term by term, interleaved: not in key order.
         var appendRuns: Bool? = plan.runs.filter { $0.content == .new }.count > 1 ? false : nil
+        var tierValue: [UInt8] = []
+        /// `readModifyWrite` of block `sub` of the tier value at `key`.
+        func readModifyWriteTier(_ sub: Int, _ slice: ArraySlice<PostingChange>) throws {
+            var parts = try index.postings.withValue(forKey: key, in: txn) { try PostingTier.parts($0) } ?? []
+            let stored = !parts.isEmpty
+            let k = parts.firstIndex { $0.0 >= sub }
+            if let k, parts[k].0 == sub {
+                _ = try parts[k].1.withUnsafeBytes { try PostingList.merge($0, slice, payloads: arena, into: &value) }
+                if value.isEmpty { parts.remove(at: k) } else { parts[k].1 = ArraySlice(value) }
+            } else {
+                _ = try PostingList.merge(nil, slice, payloads: arena, into: &value)
+                if !value.isEmpty { parts.insert((sub, ArraySlice(value)), at: k ?? parts.count) }
+            }
+            PostingTier.encode(parts, into: &tierValue)
+            if !tierValue.isEmpty {
+                try index.postings.put(tierValue, forKey: key, in: txn)
+            } else if stored {
+                try index.postings.delete(key, in: txn)
+            }
+        }
         func readModifyWrite(_ db: Database<[UInt8], [UInt8]>, _ slice: ArraySlice<PostingChange>) throws {
             let existed = try db.withValue(forKey: key, in: txn) { existing in
                 try PostingList.merge(existing, slice, payloads: arena, into: &value)
@@ -250,11 +322,20 @@ extension TextIndexWriter {
         }
 
         var prefixes: [UInt32: [UInt8]] = [:]
+        /// `space ‖ tier`: the key of `block`'s tier before the term.
         func sealedPrefix(_ block: UInt32) -> [UInt8] {
-            if let p = prefixes[block] { return p }
-            let p = index.postingKey(block: block, term: EmptyCollection())
-            prefixes[block] = p
+            let tier = block >> PostingTier.shift
+            if let p = prefixes[tier] { return p }
+            let p = index.postingKey(block: tier, term: EmptyCollection())
+            prefixes[tier] = p
             return p
+        }
+        /// A block sealed by this flush without runs: its values, written into its tier at the next block.
+        var direct: (block: UInt32, contents: RunContents)?
+        func writeDirect() throws {
+            guard let d = direct else { return }
+            direct = nil
+            try writeSealedBlock(d.block, d.contents)
         }
         let storedPrefixes = directory.runs.map { index.runPrefix(block: openBlock, start: $0.start) }
         let planPrefixes = finalBlock.map { b in plan.runs.map { index.runPrefix(block: b, start: $0.start) } } ?? []
@@ -278,9 +359,10 @@ extension TextIndexWriter {
             let block = changes[i].block
             let termId = changes[i].termId
             if block > openBlock { try sealOpenBlock() }
+            if let d = direct, d.block != block { try writeDirect() }
             if block < openBlock {
                 setKey(sealedPrefix(block), termId)
-                try readModifyWrite(index.postings, changes[i..<j])
+                try readModifyWriteTier(Int(block & UInt32(PostingTier.blocks - 1)), changes[i..<j])
                 i = j
                 continue
             }
@@ -308,8 +390,8 @@ extension TextIndexWriter {
                     setKey(sealingPrefix, termId)
                     try index.runs.put(value, forKey: key, in: txn)
                 } else {
-                    setKey(sealedPrefix(block), termId)
-                    try putNew(index.postings, &appendPostings)
+                    if direct == nil { direct = (block, RunContents()) }
+                    direct!.contents.append(term: table.bytes(termId), value: value)
                 }
             } else {
                 // The block left open: split by the plan's runs.
@@ -335,6 +417,7 @@ extension TextIndexWriter {
             i = j
         }
 
+        try writeDirect()
         guard next > base else { return }
         try sealOpenBlock()
         // Merged runs: their stored runs read, deleted, and written again with the new documents.
