@@ -19,6 +19,7 @@ struct Searcher {
     let stats: IndexStatistics
     let cursor: Cursor<[UInt8], [UInt8]>
     let runCursor: Cursor<[UInt8], [UInt8]>
+    let blockCursor: Cursor<[UInt8], [UInt8]>
     /// Sealed blocks, then the open block's runs.
     let sources: [TextIndex.PostingSource]
     /// Dense per-block state and the length factors, allocated once a
@@ -35,6 +36,7 @@ struct Searcher {
         self.stats = stats
         self.cursor = try index.postings.cursor(in: txn)
         self.runCursor = try index.runs.cursor(in: txn)
+        self.blockCursor = try index.blocks.cursor(in: txn)
         scratch = ScoreScratch(size: TextIndex.blockSize, stats: stats)
         blockCount = stats.nextDocumentId == 0 ? 0 : Int((stats.nextDocumentId - 1) >> TextIndex.blockShift) + 1
         var reads = 0
@@ -110,7 +112,7 @@ struct Searcher {
         /// A value of term `t` from `source`: a run's, or a tier's, whose blocks become entries of their own.
         @inline(__always)
         func add(_ t: Int32, _ value: UnsafeRawBufferPointer, _ source: TextIndex.PostingSource) throws {
-            if source.isRun {
+            if !source.isTier {
                 word.documentFrequencies[Int(t)] += try PostingList.count(value)
                 word.entries.append((t, Int32(source.block), value))
                 return
@@ -132,7 +134,7 @@ struct Searcher {
         }
 
         for (index, source) in sources.enumerated() {
-            let cursor = source.isRun ? runCursor : self.cursor
+            let cursor = source.isRun ? runCursor : source.isTier ? self.cursor : blockCursor
             if let known, !known.longer[index] {
                 // No longer term here: the term's own value, if any, which
                 // the typed word's lookup read.

@@ -64,8 +64,8 @@ extension TextIndexWriter {
     }
 
     /// Merges runs (in start order) term by term: `body` gets each term
-    /// with its values in the runs' order.
-    static func merge(_ runs: [RunContents], _ body: (ArraySlice<UInt8>, [ArraySlice<UInt8>]) throws -> Void) throws {
+    /// with its values in the runs' order, and the runs they come from.
+    static func merge(_ runs: [RunContents], _ body: (ArraySlice<UInt8>, [ArraySlice<UInt8>], [Int]) throws -> Void) throws {
         var position = [Int](repeating: 0, count: runs.count)
         var values: [ArraySlice<UInt8>] = []
         var members: [Int] = []
@@ -101,19 +101,20 @@ extension TextIndexWriter {
                 values.append(runs[r].values[runs[r].value(position[r])])
                 position[r] += 1
             }
-            try body(runs[first].terms[runs[first].term(position[first] - 1)], values)
+            try body(runs[first].terms[runs[first].term(position[first] - 1)], values, members)
         }
     }
 
-    /// Seals `block`: its runs (at `starts`) become one value a term in
-    /// `postings` (in the block's tier), and leave `runs`.
+    /// Seals `block`: its runs (at `starts`) become one value a term, in
+    /// `blocks` or, when the block completes its tier, in `postings`; they
+    /// leave `runs`.
     func seal(block: UInt32, starts: [UInt16]) throws {
         let contents = try starts.map { try readRun(index.runPrefix(block: block, start: $0)) }
         let blockPrefix = index.postingKey(block: block, term: EmptyCollection())
         try deleteRuns(from: blockPrefix, within: blockPrefix, whole: true)
         var sealed = RunContents()
         var out: [UInt8] = []
-        try TextIndexWriter.merge(contents) { term, values in
+        try TextIndexWriter.merge(contents) { term, values, _ in
             try PostingList.concatenate(values, into: &out)
             guard !out.isEmpty else { return }
             sealed.append(term: term, value: out)
@@ -121,54 +122,51 @@ extension TextIndexWriter {
         try writeSealedBlock(block, sealed)
     }
 
-    /// Writes the postings of a newly sealed `block` (term order) into its
-    /// tier (``PostingTier``): its first block's keys are written as they
-    /// come; a later block's tier is read, deleted and written again with
-    /// the block's values added, in key order (`MDB_APPEND` when the space
-    /// is the last), so that its pages are full.
+    /// Writes the postings of a newly sealed `block` (term order). The first
+    /// three blocks of a tier go to `blocks` (`space ‖ block ‖ term`, the
+    /// newest keys of the space there, `MDB_APPEND` when it is the last);
+    /// the fourth completes the tier: the three are read back and leave
+    /// `blocks` (at once with `mdb_drop` when it holds nothing else), and
+    /// the tier is written to `postings` in key order, one value a term
+    /// (``PostingTier``), so that its pages are full.
     func writeSealedBlock(_ block: UInt32, _ new: RunContents) throws {
-        let tier = block >> PostingTier.shift
         let sub = Int(block & UInt32(PostingTier.blocks - 1))
-        let prefix = index.postingKey(block: tier, term: EmptyCollection())
-        var stored = RunContents()
-        if sub > 0 {
-            stored = try readRange(index.postings, prefix)
-            if stored.count > 0 { try TextIndex.removeRange(index.postings, prefix, in: txn) }
-        }
-        var key = prefix
         var out: [UInt8] = []
         var append: Bool?
-        var a = 0, b = 0
-        func put() throws {
+        guard sub == PostingTier.blocks - 1 else {
+            let prefix = index.postingKey(block: block, term: EmptyCollection())
+            var key = prefix
+            for b in 0..<new.count {
+                key.removeLast(key.count - prefix.count)
+                key.append(contentsOf: new.terms[new.term(b)])
+                if append == nil { append = try TextIndexWriter.sortsLast(key, in: index.blocks, txn) }
+                try index.blocks.put(Array(new.values[new.value(b)]), forKey: key, flags: append! ? .append : [], in: txn)
+            }
+            return
+        }
+        let first = block - UInt32(sub)
+        var contents = try (first..<block).map { try readRange(index.blocks, index.postingKey(block: $0, term: EmptyCollection())) }
+        contents.append(new)
+        // The space's keys in `blocks` are those three blocks' alone.
+        let space = index.spacePrefix
+        let cursor = try index.blocks.cursor(in: txn)
+        if let f = try cursor.firstBytes(), f.key.starts(with: space), let l = try cursor.lastBytes(), l.key.starts(with: space) {
+            try index.blocks.removeAll(in: txn)
+        } else {
+            try TextIndex.removeRange(index.blocks, space, in: txn)
+        }
+        let prefix = index.postingKey(block: block >> PostingTier.shift, term: EmptyCollection())
+        var key = prefix
+        var parts: [(Int, ArraySlice<UInt8>)] = []
+        try TextIndexWriter.merge(contents) { term, values, members in
+            parts.removeAll(keepingCapacity: true)
+            for (value, member) in zip(values, members) where !value.isEmpty { parts.append((member, value)) }
+            guard !parts.isEmpty else { return }
+            PostingTier.encode(parts, into: &out)
+            key.removeLast(key.count - prefix.count)
+            key.append(contentsOf: term)
             if append == nil { append = try TextIndexWriter.sortsLast(key, in: index.postings, txn) }
             try index.postings.put(out, forKey: key, flags: append! ? .append : [], in: txn)
-        }
-        while a < stored.count || b < new.count {
-            let c: Int
-            if a == stored.count { c = 1 } else if b == new.count { c = -1 } else {
-                let x = stored.terms[stored.term(a)], y = new.terms[new.term(b)]
-                c = x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
-            }
-            key.removeLast(key.count - prefix.count)
-            if c < 0 {
-                key.append(contentsOf: stored.terms[stored.term(a)])
-                out.removeAll(keepingCapacity: true)
-                out.append(contentsOf: stored.values[stored.value(a)])
-                a += 1
-            } else if c > 0 {
-                key.append(contentsOf: new.terms[new.term(b)])
-                PostingTier.encode([(sub, new.values[new.value(b)])], into: &out)
-                b += 1
-            } else {
-                key.append(contentsOf: new.terms[new.term(b)])
-                var parts = try stored.values[stored.value(a)].withUnsafeBytes { try PostingTier.parts($0) }
-                guard let lastSub = parts.last?.0, lastSub < sub else { throw TextIndexError.corrupt("postings tier of block \(block)") }
-                parts.append((sub, new.values[new.value(b)]))
-                PostingTier.encode(parts, into: &out)
-                a += 1
-                b += 1
-            }
-            try put()
         }
     }
 
@@ -322,12 +320,14 @@ extension TextIndexWriter {
         }
 
         var prefixes: [UInt32: [UInt8]] = [:]
-        /// `space ‖ tier`: the key of `block`'s tier before the term.
+        /// `space ‖ tier` for a block of a complete tier (`tiers` of them
+        /// before this flush), else `space ‖ block`: the key before the term.
+        let tiers = openBlock >> PostingTier.shift
         func sealedPrefix(_ block: UInt32) -> [UInt8] {
-            let tier = block >> PostingTier.shift
-            if let p = prefixes[tier] { return p }
-            let p = index.postingKey(block: tier, term: EmptyCollection())
-            prefixes[tier] = p
+            if let p = prefixes[block] { return p }
+            let p = index.postingKey(block: block >> PostingTier.shift < tiers ? block >> PostingTier.shift : block,
+                                     term: EmptyCollection())
+            prefixes[block] = p
             return p
         }
         /// A block sealed by this flush without runs: its values, written into its tier at the next block.
@@ -362,7 +362,11 @@ extension TextIndexWriter {
             if let d = direct, d.block != block { try writeDirect() }
             if block < openBlock {
                 setKey(sealedPrefix(block), termId)
-                try readModifyWriteTier(Int(block & UInt32(PostingTier.blocks - 1)), changes[i..<j])
+                if block >> PostingTier.shift < tiers {
+                    try readModifyWriteTier(Int(block & UInt32(PostingTier.blocks - 1)), changes[i..<j])
+                } else {
+                    try readModifyWrite(index.blocks, changes[i..<j])
+                }
                 i = j
                 continue
             }
@@ -431,7 +435,7 @@ extension TextIndexWriter {
                 }
                 if let new = mergedNew[r] { contents.append(new) }
                 var out: [UInt8] = []
-                try TextIndexWriter.merge(contents) { term, values in
+                try TextIndexWriter.merge(contents) { term, values, _ in
                     try PostingList.concatenate(values, into: &out)
                     guard !out.isEmpty else { return }
                     key.removeAll(keepingCapacity: true)
