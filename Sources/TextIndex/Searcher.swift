@@ -11,8 +11,9 @@ import LMDB
 /// cannot bring a document into the top `keep`. Documents below that score
 /// are dropped as found (the result says it is not complete).
 ///
-/// It reads the postings of one space (the index's): keys
-/// `space ‖ block ‖ term`, for the space's blocks only.
+/// It reads the postings of one space (the index's): keys `space ‖ tier ‖
+/// term` (a tier's value split into its blocks' values), `space ‖ block ‖
+/// term` and `space ‖ block ‖ start ‖ term`, for the space's blocks only.
 struct Searcher {
     let index: TextIndex
     let txn: ReadTransaction

@@ -237,7 +237,8 @@ extension TextIndexWriter {
     /// Writes a flush's posting changes (sorted by block, term, offset):
     ///
     /// - a sealed block (every id allocated before this flush): each
-    ///   (block, term) value is read, merged with its changes and written once;
+    ///   (block, term) value (in `blocks`, or its part of the (tier, term)
+    ///   value in `postings`) is read, merged with its changes and written once;
     /// - the open block's documents from earlier flushes: the same, in the
     ///   run that holds the document's offset;
     /// - new documents (ids from ``flushedNextId``): a block they fill is
