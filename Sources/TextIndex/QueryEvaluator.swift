@@ -31,6 +31,7 @@ struct QueryEvaluator {
     let values: Cursor<[UInt8], [UInt8]>
     let postings: Cursor<[UInt8], [UInt8]>
     let runs: Cursor<[UInt8], [UInt8]>
+    let blocks: Cursor<[UInt8], [UInt8]>
     /// Sealed blocks, then the open block's runs.
     let sources: [TextIndex.PostingSource]
     var universe: Set<UInt32>?
@@ -44,6 +45,7 @@ struct QueryEvaluator {
         values = try index.values.cursor(in: txn)
         postings = try index.postings.cursor(in: txn)
         runs = try index.runs.cursor(in: txn)
+        blocks = try index.blocks.cursor(in: txn)
         var directoryReads = 0
         sources = try index.postingSources(index.statistics(in: txn), reads: &directoryReads, in: txn)
         reads += directoryReads
@@ -220,12 +222,13 @@ struct QueryEvaluator {
     mutating func postingDocuments(_ term: [UInt8], prefix: Bool, bit: UInt8, within: Set<UInt32>?) throws -> Set<UInt32> {
         var result = Set<UInt32>()
         for source in sources {
-            let cursor = source.isRun ? runs : postings
+            let cursor = source.isRun ? runs : source.isTier ? postings : blocks
             let key = source.prefix + term
             reads += 1
             var entry = try key.withUnsafeBytes { prefix ? try cursor.seekBytes(atOrAfter: $0) : try cursor.seekBytes(exactly: $0) }
-            while let e = entry, e.key.starts(with: key) {
-                var r = ByteReader(e.value)
+            /// The documents of one postings value of `block` that have the field.
+            func add(_ value: UnsafeRawBufferPointer, block: UInt32) throws {
+                var r = ByteReader(value)
                 let count = try r.int()
                 r.offset += 2  // the last offset
                 var offset = -1
@@ -235,8 +238,17 @@ struct QueryEvaluator {
                     let mask = try r.byte()
                     for _ in 0..<mask.nonzeroBitCount { _ = try r.varint(); _ = try r.byte() }
                     if mask & bit != 0 {
-                        let id = source.block << TextIndex.blockShift | UInt32(offset)
+                        let id = block << TextIndex.blockShift | UInt32(offset)
                         if within?.contains(id) ?? true { result.insert(id) }
+                    }
+                }
+            }
+            while let e = entry, e.key.starts(with: key) {
+                if !source.isTier {
+                    try add(e.value, block: source.block)
+                } else {
+                    try PostingTier.forEach(e.value) { sub, bytes in
+                        try add(bytes, block: source.block << PostingTier.shift | UInt32(sub))
                     }
                 }
                 if !prefix { break }

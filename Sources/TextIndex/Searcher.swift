@@ -11,14 +11,16 @@ import LMDB
 /// cannot bring a document into the top `keep`. Documents below that score
 /// are dropped as found (the result says it is not complete).
 ///
-/// It reads the postings of one space (the index's): keys
-/// `space ‖ block ‖ term`, for the space's blocks only.
+/// It reads the postings of one space (the index's): keys `space ‖ tier ‖
+/// term` (a tier's value split into its blocks' values), `space ‖ block ‖
+/// term` and `space ‖ block ‖ start ‖ term`, for the space's blocks only.
 struct Searcher {
     let index: TextIndex
     let txn: ReadTransaction
     let stats: IndexStatistics
     let cursor: Cursor<[UInt8], [UInt8]>
     let runCursor: Cursor<[UInt8], [UInt8]>
+    let blockCursor: Cursor<[UInt8], [UInt8]>
     /// Sealed blocks, then the open block's runs.
     let sources: [TextIndex.PostingSource]
     /// Dense per-block state and the length factors, allocated once a
@@ -35,6 +37,7 @@ struct Searcher {
         self.stats = stats
         self.cursor = try index.postings.cursor(in: txn)
         self.runCursor = try index.runs.cursor(in: txn)
+        self.blockCursor = try index.blocks.cursor(in: txn)
         scratch = ScoreScratch(size: TextIndex.blockSize, stats: stats)
         blockCount = stats.nextDocumentId == 0 ? 0 : Int((stats.nextDocumentId - 1) >> TextIndex.blockShift) + 1
         var reads = 0
@@ -57,21 +60,27 @@ struct Searcher {
         var isEmpty: Bool { entries.isEmpty }
         var totalFrequency: Int { documentFrequencies.reduce(0, +) }
 
+        /// Orders the entries by block (stably: a block's runs stay in
+        /// order), and within a block by decreasing weight.
         mutating func sortBlocks(blockCount: Int) {
             starts = [Int](repeating: 0, count: blockCount + 1)
             for e in entries { starts[Int(e.block) + 1] += 1 }
             for b in 0..<blockCount { starts[b + 1] += starts[b] }
-            let w = weights
-            var i = 0
-            while i < entries.count {
-                var j = i
-                while j < entries.count && entries[j].block == entries[i].block { j += 1 }
-                if j - i > 1 {
-                    entries[i..<j].sort { a, b in
-                        w[Int(a.term)] != w[Int(b.term)] ? w[Int(a.term)] > w[Int(b.term)] : a.term < b.term
-                    }
+            var sorted = true
+            for k in entries.indices.dropFirst() where entries[k].block < entries[k - 1].block { sorted = false; break }
+            if !sorted {
+                var next = starts
+                let unsorted = entries
+                for e in unsorted {
+                    entries[next[Int(e.block)]] = e
+                    next[Int(e.block)] += 1
                 }
-                i = j
+            }
+            let w = weights
+            for b in 0..<blockCount where starts[b + 1] - starts[b] > 1 {
+                entries[starts[b]..<starts[b + 1]].sort { a, b in
+                    w[Int(a.term)] != w[Int(b.term)] ? w[Int(a.term)] > w[Int(b.term)] : a.term < b.term
+                }
             }
         }
     }
@@ -90,7 +99,7 @@ struct Searcher {
         key.reserveCapacity(10 + term.count)
         var word = WordPostings()
         // A value a source at most for one term: no regrowth of the common case.
-        word.entries.reserveCapacity(sources.count)
+        word.entries.reserveCapacity(blockCount + sources.count)
         var exactTerm: Int32 = -1
         var ids = TermIds()
         let known = prefix && !exactOnly && typed?.term == term ? typed : nil
@@ -101,20 +110,32 @@ struct Searcher {
             longer.reserveCapacity(sources.count)
         }
 
-        /// The term itself (term id 0 of a lookup that is not a prefix's) found in `block`.
-        func addExact(_ value: UnsafeRawBufferPointer, block: Int32) throws {
+        /// A value of term `t` from `source`: a run's, or a tier's, whose blocks become entries of their own.
+        @inline(__always)
+        func add(_ t: Int32, _ value: UnsafeRawBufferPointer, _ source: TextIndex.PostingSource) throws {
+            if !source.isTier {
+                word.documentFrequencies[Int(t)] += try PostingList.count(value)
+                word.entries.append((t, Int32(source.block), value))
+                return
+            }
+            let first = Int32(source.block << PostingTier.shift)
+            try PostingTier.forEach(value) { sub, bytes in
+                word.documentFrequencies[Int(t)] += try PostingList.count(bytes)
+                word.entries.append((t, first + Int32(sub), bytes))
+            }
+        }
+        /// The term itself (term id 0 of a lookup that is not a prefix's) found in `source`.
+        func addExact(_ value: UnsafeRawBufferPointer, _ source: TextIndex.PostingSource) throws {
             if word.weights.isEmpty {
                 word.weights.append(0)
                 word.documentFrequencies.append(0)
                 exactTerm = 0
             }
-            word.documentFrequencies[0] += try PostingList.count(value)
-            word.entries.append((0, block, value))
+            try add(0, value, source)
         }
 
         for (index, source) in sources.enumerated() {
-            let cursor = source.isRun ? runCursor : self.cursor
-            let block = Int32(source.block)
+            let cursor = source.isRun ? runCursor : source.isTier ? self.cursor : blockCursor
             if let known, !known.longer[index] {
                 // No longer term here: the term's own value, if any, which
                 // the typed word's lookup read.
@@ -125,8 +146,7 @@ struct Searcher {
                         word.documentFrequencies.append(0)
                         exactTerm = t
                     }
-                    word.documentFrequencies[Int(t)] += try PostingList.count(value)
-                    word.entries.append((t, block, value))
+                    try add(t, value, source)
                 }
                 continue
             }
@@ -136,7 +156,7 @@ struct Searcher {
             reads += 1
             if !prefix {
                 if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
-                    try addExact(e.value, block: block)
+                    try addExact(e.value, source)
                 }
                 continue
             }
@@ -146,7 +166,7 @@ struct Searcher {
                 var value: UnsafeRawBufferPointer?
                 if let e = entry, e.key.count == key.count,
                    key.withUnsafeBytes({ memcmp($0.baseAddress!, e.key.baseAddress!, $0.count) }) == 0 {
-                    try addExact(e.value, block: block)
+                    try addExact(e.value, source)
                     value = e.value
                     reads += 1
                     entry = try cursor.nextBytes()
@@ -168,8 +188,7 @@ struct Searcher {
                     word.documentFrequencies.append(0)
                     if e.key.count == key.count { exactTerm = t }
                 }
-                word.documentFrequencies[Int(t)] += try PostingList.count(e.value)
-                word.entries.append((t, block, e.value))
+                try add(t, e.value, source)
                 reads += 1
                 entry = try cursor.nextBytes()
             }

@@ -19,16 +19,21 @@ extension TextIndex {
         try meta.withValue(forKey: metaKey(TextIndex.runsKey), in: txn) { try RunDirectory(decoding: $0) }
     }
 
-    /// One place to read a term's postings from: the value of a sealed
-    /// block, or one run of the open block. Its key prefix (before the
-    /// term) is `space ‖ block` in `postings`, `space ‖ block ‖ start` in
+    /// One place to read a term's postings from: the value of a tier of
+    /// sealed blocks (``PostingTier``), of a sealed block of the newest tier
+    /// while it is incomplete, or of one run of the open block. Its key
+    /// prefix (before the term) is `space ‖ tier` in `postings`, `space ‖
+    /// block` in `blocks`, `space ‖ block ‖ start` in
     /// `runs`; written into a caller's buffer, so that a query allocates no
     /// key a source.
     struct PostingSource {
         var space: UInt32
+        /// The tier, the sealed block, or the open block (a run).
         var block: UInt32
         /// The run's first offset in the open block; nil for a sealed block.
         var runStart: UInt16?
+        /// A tier of 4 sealed blocks (in `postings`).
+        var isTier = false
 
         var isRun: Bool { runStart != nil }
         /// Bytes of the key before the term.
@@ -55,14 +60,19 @@ extension TextIndex {
     }
 
     /// Every source of the space's postings for `stats`, in block order:
-    /// each block whose ids are all allocated, then each run of the open
-    /// block. `reads` counts the directory's lookup.
+    /// each complete tier of the blocks whose ids are all allocated, each
+    /// sealed block after them, then each run of the open block. `reads`
+    /// counts the directory's lookup.
     func postingSources(_ stats: IndexStatistics, reads: inout Int, in txn: ReadTransaction) throws -> [PostingSource] {
         let next = stats.nextDocumentId
         let sealed = next >> TextIndex.blockShift
+        let tiers = sealed >> PostingTier.shift
         var sources: [PostingSource] = []
-        sources.reserveCapacity(Int(sealed) + 8)
-        for block in 0..<sealed {
+        sources.reserveCapacity(Int(tiers) + 3 + 8)
+        for tier in 0..<tiers {
+            sources.append(PostingSource(space: spaceId, block: tier, runStart: nil, isTier: true))
+        }
+        for block in (tiers << PostingTier.shift)..<sealed {
             sources.append(PostingSource(space: spaceId, block: block, runStart: nil))
         }
         guard next & UInt32(TextIndex.blockSize - 1) != 0 else { return sources }
@@ -77,6 +87,6 @@ extension TextIndex {
 
     /// The database a source is read from.
     func database(of source: PostingSource) -> Database<[UInt8], [UInt8]> {
-        source.isRun ? runs : postings
+        source.isRun ? runs : source.isTier ? postings : blocks
     }
 }

@@ -25,7 +25,8 @@ import LMDB
 /// document), `terms` (no longer written: a replaced or removed document's
 /// terms come from tokenizing its stored text again; kept so that a rebuild
 /// empties what an earlier version stored there),
-/// `postings` (sealed block and term → documents), `runs` (the open
+/// `postings` (tier of 4 sealed blocks and term → documents), `blocks`
+/// (sealed blocks of the newest tier, until it has 4), `runs` (the open
 /// block's postings, one immutable run a flush; ``RunDirectory``),
 /// `values` (attribute value and block → the block's documents with it; ``AttributeBlock``),
 /// `masks` (block → which text fields each document has), `meta` (statistics).
@@ -48,7 +49,11 @@ public struct TextIndex: Sendable {
     /// Written by versions before runs (each document's terms); now always
     /// empty, listed so that a rebuild of an older store empties it.
     let terms: Database<SpaceKey, [UInt8]>
+    /// Complete tiers of sealed blocks: `space ‖ tier ‖ term` → ``PostingTier``.
     let postings: Database<[UInt8], [UInt8]>
+    /// The sealed blocks of the space's newest tier, while it has fewer than
+    /// four: `space ‖ block ‖ term` → postings.
+    let blocks: Database<[UInt8], [UInt8]>
     /// The open block's runs: `space ‖ block ‖ u16 start ‖ term` → postings.
     let runs: Database<[UInt8], [UInt8]>
     let values: Database<[UInt8], [UInt8]>
@@ -103,6 +108,7 @@ public struct TextIndex: Sendable {
         docs = try txn.createDatabase(prefix + "docs")
         terms = try txn.createDatabase(prefix + "terms")
         postings = try txn.createDatabase(prefix + "postings")
+        blocks = try txn.createDatabase(prefix + "blocks")
         runs = try txn.createDatabase(prefix + "runs")
         values = try txn.createDatabase(prefix + "values")
         masks = try txn.createDatabase(prefix + "masks")
@@ -114,7 +120,7 @@ public struct TextIndex: Sendable {
     /// over it must list, so that rebuilds, snapshots and comparisons cover
     /// all of them. The one list; ``init(openingIn:prefix:queryAttributes:)`` opens these.
     public static func databaseNames(prefix: String = "search.") -> [String] {
-        ["ids", "docs", "terms", "postings", "runs", "values", "masks", "meta"].map { prefix + $0 }
+        ["ids", "docs", "terms", "postings", "blocks", "runs", "values", "masks", "meta"].map { prefix + $0 }
     }
 
     /// The same index scoped to space `id`: every read and write of the
@@ -195,6 +201,7 @@ public struct TextIndex: Sendable {
         try TextIndex.removeRange(docs, prefix, in: txn)
         try TextIndex.removeRange(terms, prefix, in: txn)
         try TextIndex.removeRange(postings, prefix, in: txn)
+        try TextIndex.removeRange(blocks, prefix, in: txn)
         try TextIndex.removeRange(runs, prefix, in: txn)
         try TextIndex.removeRange(values, prefix, in: txn)
         try TextIndex.removeRange(masks, prefix, in: txn)

@@ -26,8 +26,13 @@ extension TextIndexWriter {
 
     /// Every key of the run at `prefix` (`space ‖ block ‖ start`), in term order.
     func readRun(_ prefix: [UInt8]) throws -> RunContents {
+        try readRange(index.runs, prefix)
+    }
+
+    /// Every key of `db` that starts with `prefix` (terms after it, and values), in term order.
+    func readRange(_ db: Database<[UInt8], [UInt8]>, _ prefix: [UInt8]) throws -> RunContents {
         var contents = RunContents()
-        let cursor = try index.runs.cursor(in: txn)
+        let cursor = try db.cursor(in: txn)
         var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.count >= prefix.count, e.key.starts(with: prefix) {
             contents.terms.append(contentsOf: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
@@ -59,8 +64,8 @@ extension TextIndexWriter {
     }
 
     /// Merges runs (in start order) term by term: `body` gets each term
-    /// with its values in the runs' order.
-    static func merge(_ runs: [RunContents], _ body: (ArraySlice<UInt8>, [ArraySlice<UInt8>]) throws -> Void) throws {
+    /// with its values in the runs' order, and the runs they come from.
+    static func merge(_ runs: [RunContents], _ body: (ArraySlice<UInt8>, [ArraySlice<UInt8>], [Int]) throws -> Void) throws {
         var position = [Int](repeating: 0, count: runs.count)
         var values: [ArraySlice<UInt8>] = []
         var members: [Int] = []
@@ -96,23 +101,69 @@ extension TextIndexWriter {
                 values.append(runs[r].values[runs[r].value(position[r])])
                 position[r] += 1
             }
-            try body(runs[first].terms[runs[first].term(position[first] - 1)], values)
+            try body(runs[first].terms[runs[first].term(position[first] - 1)], values, members)
         }
     }
 
-    /// Seals `block`: its runs (at `starts`) become one value a term in
-    /// `postings`, and leave `runs`.
+    /// Seals `block`: its runs (at `starts`) become one value a term, in
+    /// `blocks` or, when the block completes its tier, in `postings`; they
+    /// leave `runs`.
     func seal(block: UInt32, starts: [UInt16]) throws {
         let contents = try starts.map { try readRun(index.runPrefix(block: block, start: $0)) }
         let blockPrefix = index.postingKey(block: block, term: EmptyCollection())
         try deleteRuns(from: blockPrefix, within: blockPrefix, whole: true)
-        var key = blockPrefix
+        var sealed = RunContents()
         var out: [UInt8] = []
-        var append: Bool?
-        try TextIndexWriter.merge(contents) { term, values in
+        try TextIndexWriter.merge(contents) { term, values, _ in
             try PostingList.concatenate(values, into: &out)
             guard !out.isEmpty else { return }
-            key.removeLast(key.count - blockPrefix.count)
+            sealed.append(term: term, value: out)
+        }
+        try writeSealedBlock(block, sealed)
+    }
+
+    /// Writes the postings of a newly sealed `block` (term order). The first
+    /// three blocks of a tier go to `blocks` (`space ‖ block ‖ term`, the
+    /// newest keys of the space there, `MDB_APPEND` when it is the last);
+    /// the fourth completes the tier: the three are read back and leave
+    /// `blocks` (at once with `mdb_drop` when it holds nothing else), and
+    /// the tier is written to `postings` in key order, one value a term
+    /// (``PostingTier``), so that its pages are full.
+    func writeSealedBlock(_ block: UInt32, _ new: RunContents) throws {
+        let sub = Int(block & UInt32(PostingTier.blocks - 1))
+        var out: [UInt8] = []
+        var append: Bool?
+        guard sub == PostingTier.blocks - 1 else {
+            let prefix = index.postingKey(block: block, term: EmptyCollection())
+            var key = prefix
+            for b in 0..<new.count {
+                key.removeLast(key.count - prefix.count)
+                key.append(contentsOf: new.terms[new.term(b)])
+                if append == nil { append = try TextIndexWriter.sortsLast(key, in: index.blocks, txn) }
+                try index.blocks.put(Array(new.values[new.value(b)]), forKey: key, flags: append! ? .append : [], in: txn)
+            }
+            return
+        }
+        let first = block - UInt32(sub)
+        var contents = try (first..<block).map { try readRange(index.blocks, index.postingKey(block: $0, term: EmptyCollection())) }
+        contents.append(new)
+        // The space's keys in `blocks` are those three blocks' alone.
+        let space = index.spacePrefix
+        let cursor = try index.blocks.cursor(in: txn)
+        if let f = try cursor.firstBytes(), f.key.starts(with: space), let l = try cursor.lastBytes(), l.key.starts(with: space) {
+            try index.blocks.removeAll(in: txn)
+        } else {
+            try TextIndex.removeRange(index.blocks, space, in: txn)
+        }
+        let prefix = index.postingKey(block: block >> PostingTier.shift, term: EmptyCollection())
+        var key = prefix
+        var parts: [(Int, ArraySlice<UInt8>)] = []
+        try TextIndexWriter.merge(contents) { term, values, members in
+            parts.removeAll(keepingCapacity: true)
+            for (value, member) in zip(values, members) where !value.isEmpty { parts.append((member, value)) }
+            guard !parts.isEmpty else { return }
+            PostingTier.encode(parts, into: &out)
+            key.removeLast(key.count - prefix.count)
             key.append(contentsOf: term)
             if append == nil { append = try TextIndexWriter.sortsLast(key, in: index.postings, txn) }
             try index.postings.put(out, forKey: key, flags: append! ? .append : [], in: txn)
@@ -186,7 +237,8 @@ extension TextIndexWriter {
     /// Writes a flush's posting changes (sorted by block, term, offset):
     ///
     /// - a sealed block (every id allocated before this flush): each
-    ///   (block, term) value is read, merged with its changes and written once;
+    ///   (block, term) value (in `blocks`, or its part of the (tier, term)
+    ///   value in `postings`) is read, merged with its changes and written once;
     /// - the open block's documents from earlier flushes: the same, in the
     ///   run that holds the document's offset;
     /// - new documents (ids from ``flushedNextId``): a block they fill is
@@ -224,9 +276,28 @@ extension TextIndexWriter {
 
         var key: [UInt8] = []
         var value: [UInt8] = []
-        var appendPostings: Bool?
         // Several new runs are written term by term, interleaved: not in key order.
         var appendRuns: Bool? = plan.runs.filter { $0.content == .new }.count > 1 ? false : nil
+        var tierValue: [UInt8] = []
+        /// `readModifyWrite` of block `sub` of the tier value at `key`.
+        func readModifyWriteTier(_ sub: Int, _ slice: ArraySlice<PostingChange>) throws {
+            var parts = try index.postings.withValue(forKey: key, in: txn) { try PostingTier.parts($0) } ?? []
+            let stored = !parts.isEmpty
+            let k = parts.firstIndex { $0.0 >= sub }
+            if let k, parts[k].0 == sub {
+                _ = try parts[k].1.withUnsafeBytes { try PostingList.merge($0, slice, payloads: arena, into: &value) }
+                if value.isEmpty { parts.remove(at: k) } else { parts[k].1 = ArraySlice(value) }
+            } else {
+                _ = try PostingList.merge(nil, slice, payloads: arena, into: &value)
+                if !value.isEmpty { parts.insert((sub, ArraySlice(value)), at: k ?? parts.count) }
+            }
+            PostingTier.encode(parts, into: &tierValue)
+            if !tierValue.isEmpty {
+                try index.postings.put(tierValue, forKey: key, in: txn)
+            } else if stored {
+                try index.postings.delete(key, in: txn)
+            }
+        }
         func readModifyWrite(_ db: Database<[UInt8], [UInt8]>, _ slice: ArraySlice<PostingChange>) throws {
             let existed = try db.withValue(forKey: key, in: txn) { existing in
                 try PostingList.merge(existing, slice, payloads: arena, into: &value)
@@ -250,11 +321,22 @@ extension TextIndexWriter {
         }
 
         var prefixes: [UInt32: [UInt8]] = [:]
+        /// `space ‖ tier` for a block of a complete tier (`tiers` of them
+        /// before this flush), else `space ‖ block`: the key before the term.
+        let tiers = openBlock >> PostingTier.shift
         func sealedPrefix(_ block: UInt32) -> [UInt8] {
             if let p = prefixes[block] { return p }
-            let p = index.postingKey(block: block, term: EmptyCollection())
+            let p = index.postingKey(block: block >> PostingTier.shift < tiers ? block >> PostingTier.shift : block,
+                                     term: EmptyCollection())
             prefixes[block] = p
             return p
+        }
+        /// A block sealed by this flush without runs: its values, written into its tier at the next block.
+        var direct: (block: UInt32, contents: RunContents)?
+        func writeDirect() throws {
+            guard let d = direct else { return }
+            direct = nil
+            try writeSealedBlock(d.block, d.contents)
         }
         let storedPrefixes = directory.runs.map { index.runPrefix(block: openBlock, start: $0.start) }
         let planPrefixes = finalBlock.map { b in plan.runs.map { index.runPrefix(block: b, start: $0.start) } } ?? []
@@ -278,9 +360,14 @@ extension TextIndexWriter {
             let block = changes[i].block
             let termId = changes[i].termId
             if block > openBlock { try sealOpenBlock() }
+            if let d = direct, d.block != block { try writeDirect() }
             if block < openBlock {
                 setKey(sealedPrefix(block), termId)
-                try readModifyWrite(index.postings, changes[i..<j])
+                if block >> PostingTier.shift < tiers {
+                    try readModifyWriteTier(Int(block & UInt32(PostingTier.blocks - 1)), changes[i..<j])
+                } else {
+                    try readModifyWrite(index.blocks, changes[i..<j])
+                }
                 i = j
                 continue
             }
@@ -308,8 +395,8 @@ extension TextIndexWriter {
                     setKey(sealingPrefix, termId)
                     try index.runs.put(value, forKey: key, in: txn)
                 } else {
-                    setKey(sealedPrefix(block), termId)
-                    try putNew(index.postings, &appendPostings)
+                    if direct == nil { direct = (block, RunContents()) }
+                    direct!.contents.append(term: table.bytes(termId), value: value)
                 }
             } else {
                 // The block left open: split by the plan's runs.
@@ -335,6 +422,7 @@ extension TextIndexWriter {
             i = j
         }
 
+        try writeDirect()
         guard next > base else { return }
         try sealOpenBlock()
         // Merged runs: their stored runs read, deleted, and written again with the new documents.
@@ -348,7 +436,7 @@ extension TextIndexWriter {
                 }
                 if let new = mergedNew[r] { contents.append(new) }
                 var out: [UInt8] = []
-                try TextIndexWriter.merge(contents) { term, values in
+                try TextIndexWriter.merge(contents) { term, values, _ in
                     try PostingList.concatenate(values, into: &out)
                     guard !out.isEmpty else { return }
                     key.removeAll(keepingCapacity: true)

@@ -6,7 +6,7 @@ import TextIndex
 /// The same calls into two fresh environments give byte-identical databases.
 @Suite("Determinism")
 struct DeterminismTests {
-    static let names = ["ids", "docs", "terms", "postings", "runs", "values", "masks", "meta"]
+    static let names = ["ids", "docs", "terms", "postings", "blocks", "runs", "values", "masks", "meta"]
 
     /// Every key and value of the index's databases, in key order.
     static func dump(_ t: TemporaryIndex) throws -> [String: [([UInt8], [UInt8])]] {

@@ -35,9 +35,19 @@ struct RunTests {
         return seen
     }
 
-    /// The blocks that have values in database `postings`.
+    /// The sealed blocks that have values: in database `postings` (keys
+    /// `space ‖ tier ‖ term`, 4 blocks a tier; a value's first byte says
+    /// which blocks of the tier it holds) or `blocks` (`space ‖ block ‖ term`).
     static func sealedBlocks(_ t: TemporaryIndex) throws -> Set<UInt32> {
-        Set(try DeterminismTests.dump(t)["postings"]!.map { $0.0[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } })
+        let dump = try DeterminismTests.dump(t)
+        var blocks = Set(dump["blocks"]!.map { $0.0[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } })
+        for (key, value) in dump["postings"]! {
+            let tier = key[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            for sub in 0..<4 where value[0] & (1 << sub) != 0 {
+                blocks.insert(tier << 2 | UInt32(sub))
+            }
+        }
+        return blocks
     }
 
     static func documents(_ range: Range<Int>, seed: UInt64) -> [IndexDocument] {
@@ -141,7 +151,9 @@ struct RunTests {
         let fresh = try TemporaryIndex()
         try fresh.write { w in for d in docs { try w.upsert(d) } }
         #expect(try RunTests.sealedBlocks(fresh) == [0])
-        #expect(try DeterminismTests.dump(fresh)["postings"]! .elementsEqual(try DeterminismTests.dump(t)["postings"]!) { $0.0 == $1.0 && $0.1 == $1.1 })
+        for name in ["postings", "blocks"] {
+            #expect(try DeterminismTests.dump(fresh)[name]!.elementsEqual(try DeterminismTests.dump(t)[name]!) { $0.0 == $1.0 && $0.1 == $1.1 })
+        }
         try RunTests.expectSameSearches(t, fresh)
     }
 
@@ -252,6 +264,44 @@ struct RunTests {
         }
         #expect(try RunTests.sealedBlocks(a).count >= 1)
         #expect(try !RunTests.runKeys(a).isEmpty)
+    }
+
+    @Test("sealing the blocks of two tiers one by one writes what sealing them at once does; replaces and removals in sealed tiers stay exact")
+    func tiers() throws {
+        // Six blocks: tier 0 (blocks 0 to 3) complete, block 4 sealed alone, block 5 open.
+        let docs = RunTests.documents(0..<(5 * 4_096 + 300), seed: 13)
+        let t = try TemporaryIndex()
+        for batch in stride(from: 0, to: docs.count, by: 1_500) {
+            try t.write { w in for d in docs[batch..<min(batch + 1_500, docs.count)] { try w.upsert(d) } }
+        }
+        #expect(try RunTests.sealedBlocks(t) == [0, 1, 2, 3, 4])
+        let fresh = try TemporaryIndex()
+        try fresh.write { w in for d in docs { try w.upsert(d) } }
+        let (a, b) = (try DeterminismTests.dump(fresh), try DeterminismTests.dump(t))
+        for name in ["postings", "blocks"] {
+            #expect(a[name]!.elementsEqual(b[name]!) { $0.0 == $1.0 && $0.1 == $1.1 }, "\(name)")
+        }
+        #expect(a["postings"]!.allSatisfy { $0.0[4..<8] == [0, 0, 0, 0] } && !a["postings"]!.isEmpty)
+        #expect(a["blocks"]!.allSatisfy { $0.0[4..<8] == [0, 0, 0, 4] } && !a["blocks"]!.isEmpty)
+        // Replace and remove documents of every sealed block (and the runs), then check against brute force.
+        var rng = SeededGenerator(seed: 14)
+        var model: [String: IndexDocument] = [:]
+        for d in docs { model["\(d.kind)/\(d.identifier)"] = d }
+        try t.write { w in
+            for i in stride(from: 7, to: docs.count, by: 97) {
+                let old = docs[i]
+                if i % 3 == 0 {
+                    #expect(try w.remove(kind: old.kind, identifier: old.identifier))
+                    model["\(old.kind)/\(old.identifier)"] = nil
+                } else {
+                    var doc = ExactnessTests.randomDocument(old.identifier, &rng)
+                    doc.kind = old.kind
+                    try w.upsert(doc)
+                    model["\(doc.kind)/\(doc.identifier)"] = doc
+                }
+            }
+        }
+        #expect(try RunTests.check(t, model, round: 0) > 100)
     }
 
     @Test("searches and queries across sealed blocks and runs equal brute force, with replaces and removals in both")
