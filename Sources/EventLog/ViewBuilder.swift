@@ -24,8 +24,11 @@ final class ViewBuilder<Views: ProjectionSet> {
         var options = EnvironmentOptions()
         options.durability = durability
         options.maxDatabases = 128
-        // Start at the live map's size: the views fit in it, so the map rarely grows.
-        options.mapSize = source.environment.info().mapSize
+        // Twice the live map's size: the views fit in it with room for the
+        // pages a large chunk frees and cannot reuse before it commits, so a
+        // chunk is rarely written twice (a full map aborts the write, which
+        // runs again once the map grew). It reserves addresses, not disk.
+        options.mapSize = 2 * source.environment.info().mapSize
         target = try Environment(path: targetPath, options: options)
         views = try target.write { try Views(openingIn: $0) }
         self.progress = progress
