@@ -197,4 +197,33 @@ struct ItemNamedContentTests {
             #expect(try index.query(#"keywords == "game*"c"#, now: at(2), in: txn).map(\.identifier) == ["lib-1"])   // "gamer", merged in
         }
     }
+
+    @Test("the UTF-8 check refuses what the standard library refuses, and nothing else")
+    func utf8Check() {
+        func check(_ bytes: [UInt8]) -> Bool {
+            let ours = bytes.withUnsafeBytes { ItemNamedContent.isUTF8($0, 0..<$0.count) }
+            let library = String(validating: bytes, as: UTF8.self) != nil
+            return ours == library
+        }
+        var failures: [[UInt8]] = []
+        // Every sequence of one or two bytes, each after ASCII text (the eight-byte steps).
+        for a in 0...255 {
+            for b in 0...255 where !check(Array("abcdefghi".utf8) + [UInt8(a), UInt8(b)]) {
+                failures.append([UInt8(a), UInt8(b)])
+            }
+        }
+        // Lead bytes C0...FF with two and three more bytes near the edges of their ranges.
+        let edges: [UInt8] = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xE0, 0xED, 0xF0, 0xF4, 0xFF]
+        for a in 0xC0...0xFF {
+            for b in edges {
+                for c in edges {
+                    for d in edges where !check([UInt8(a), b, c, d]) { failures.append([UInt8(a), b, c, d]) }
+                    if !check([UInt8(a), b, c]) { failures.append([UInt8(a), b, c]) }
+                }
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+        #expect(check(Array("Über Strategie ☕︎ — «Netzwerk» 𝄞".utf8)))
+    }
+
 }

@@ -124,22 +124,40 @@ enum ItemNamedContent {
         String(validating: UnsafeRawBufferPointer(rebasing: bytes[field.value]), as: UTF8.self)
     }
 
-    /// Whether `bytes[range]` is UTF-8, without making a string: eight
-    /// ASCII bytes a step, then scalar by scalar from the first word that
-    /// is not all ASCII (as SwiftProtobuf checks a string it decodes).
-    private static func isUTF8(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
+    /// Whether `bytes[range]` is UTF-8 (well-formed: no overlong forms, no
+    /// surrogates, nothing past U+10FFFF; what SwiftProtobuf accepts in a
+    /// string), without making a string: eight ASCII bytes a step, other
+    /// sequences by the Unicode standard's table 3-7. (The standard
+    /// library's scalar parser cost half of the walk on the corpus.)
+    static func isUTF8(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
         var i = range.lowerBound
-        while i + 8 <= range.upperBound, bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
-            i += 8
-        }
-        var parser = Unicode.UTF8.ForwardParser()
-        var iterator = UnsafeRawBufferPointer(rebasing: bytes[i..<range.upperBound]).makeIterator()
-        while true {
-            switch parser.parseScalar(from: &iterator) {
-            case .valid: continue
-            case .error: return false
-            case .emptyInput: return true
+        let end = range.upperBound
+        while i < end {
+            if i + 8 <= end, bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                i += 8
+                continue
             }
+            let b = bytes[i]
+            if b < 0x80 {
+                i += 1
+                continue
+            }
+            // The second byte's range depends on the first; the others are 80...BF.
+            let count: Int, low: UInt8, high: UInt8
+            switch b {
+            case 0xC2...0xDF: (count, low, high) = (2, 0x80, 0xBF)
+            case 0xE0: (count, low, high) = (3, 0xA0, 0xBF)
+            case 0xE1...0xEC, 0xEE...0xEF: (count, low, high) = (3, 0x80, 0xBF)
+            case 0xED: (count, low, high) = (3, 0x80, 0x9F)
+            case 0xF0: (count, low, high) = (4, 0x90, 0xBF)
+            case 0xF1...0xF3: (count, low, high) = (4, 0x80, 0xBF)
+            case 0xF4: (count, low, high) = (4, 0x80, 0x8F)
+            default: return false
+            }
+            guard end - i >= count, (low...high).contains(bytes[i + 1]) else { return false }
+            for k in 2..<count where bytes[i + k] & 0xC0 != 0x80 { return false }
+            i += count
         }
+        return true
     }
 }
