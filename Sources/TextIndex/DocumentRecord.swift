@@ -150,21 +150,18 @@ enum DocumentRecord {
     /// The header (kind, identifier, expiration) and the values of `name`
     /// (a field, else an attribute), decoding nothing else: what checking
     /// a query candidate needs.
-    /// (A format-2 record's come from `content`.)
-    static func values(named name: [UInt8], in bytes: UnsafeRawBufferPointer,
-                       content: TextIndex.ContentSource?) throws -> (header: IndexDocument, values: NamedValues) {
+    /// (A format-2 record's come from `content`, asked for `name` alone.)
+    static func values(named key: String, _ name: [UInt8], in bytes: UnsafeRawBufferPointer,
+                       content: TextIndex.NamedContentSource?) throws -> (header: IndexDocument, values: NamedValues) {
         var r = ByteReader(bytes)
         let doc = try header(&r)
         if let reference = try reference(bytes, &r) {
             guard let content else { throw TextIndexError.noContentSource(identifier: doc.identifier) }
-            let kept = try content(reference)
-            let key = String(decoding: name, as: UTF8.self)
-            if let values = kept.fields[key] { return (doc, .strings(values)) }
-            switch kept.attributes[key] {
-            case .strings(let values): return (doc, .strings(values))
-            case .numbers(let values): return (doc, .other(values.count))
-            case .dates(let values): return (doc, .other(values.count))
-            case nil: return (doc, .absent)
+            switch try content(reference, key) {
+            case .field(let values), .attribute(.strings(let values)): return (doc, .strings(values))
+            case .attribute(.numbers(let values)): return (doc, .other(values.count))
+            case .attribute(.dates(let values)): return (doc, .other(values.count))
+            case .absent: return (doc, .absent)
             }
         }
         func nameMatches(_ r: inout ByteReader) throws -> Bool {

@@ -126,11 +126,11 @@ struct QueryEvaluator {
         if pattern.isPresenceTest && (!textFields.contains(name) || IndexField(name: name) != .other) { return scope }
         var result = Set<UInt32>()
         let nameBytes = Array(name.utf8)
-        let content = index.contentSource(in: txn)
+        let content = index.namedContentSource(in: txn)
         for id in scope.sorted() {
             reads += 1
             let match = try index.docs.withValue(forKey: SpaceKey(space: index.spaceId, id), in: txn) { bytes in
-                let (header, values) = try DocumentRecord.values(named: nameBytes, in: bytes, content: content)
+                let (header, values) = try DocumentRecord.values(named: name, nameBytes, in: bytes, content: content)
                 return QueryEvaluator.matches(header, name, values, pattern)
             }
             if match == true { result.insert(id) }

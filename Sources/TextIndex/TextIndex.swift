@@ -83,6 +83,18 @@ public struct TextIndex: Sendable {
     /// }
     /// ```
     public var contentReader: (@Sendable (UnsafeRawBufferPointer, ReadTransaction) throws -> Content)?
+    /// Reads one name of a document stored by reference: what a query
+    /// checking a candidate's value calls, so that a caller need not build
+    /// the whole content to give one field. It must return exactly
+    /// `NamedContent(name, in: contentReader(reference, txn))`. Nil: queries
+    /// read the whole content through ``contentReader``.
+    ///
+    /// ```swift
+    /// index.namedContentReader = { reference, name, txn in
+    ///     try myStore.value(named: name, at: reference, in: txn)   // .field([…]), .attribute(…) or .absent
+    /// }
+    /// ```
+    public var namedContentReader: (@Sendable (UnsafeRawBufferPointer, String, ReadTransaction) throws -> NamedContent)?
 
     /// ``contentReader`` bound to `txn`.
     func contentSource(in txn: ReadTransaction) -> ContentSource? {

@@ -14,6 +14,7 @@ import TextIndex
 /// ```swift
 /// doc.contentReference = ItemContentReference(position: 42, slice: 17..<530).bytes
 /// let content = try ItemContentReference.content(reference, in: log)   // fields and attributes
+/// let title = try ItemContentReference.namedContent(reference, "title", in: log)   // .field([…]) or .absent
 /// ```
 struct ItemContentReference: Equatable {
     var position: Position
@@ -63,5 +64,20 @@ struct ItemContentReference: Equatable {
         let ref = try ItemContentReference(decoding: reference)
         let doc = SearchDocuments.item(try ItemSlices.item(at: ref.position, ref.slice, in: log))
         return (doc.fields, doc.attributes)
+    }
+
+    /// What the item `reference` names holds under `name` (a field, else an
+    /// attribute of ``SearchDocuments/item(_:)``), read from its wire bytes
+    /// in `log` without decoding the rest (``ItemNamedContent``): what a
+    /// query checking a candidate asks. Equal to
+    /// `NamedContent(name, in: content(reference, in: log))`.
+    static func namedContent(_ reference: UnsafeRawBufferPointer, _ name: String, in log: LogReader) throws -> NamedContent {
+        let ref = try ItemContentReference(decoding: reference)
+        return try ItemSlices.withItemBytes(at: ref.position, ref.slice, in: log) { bytes in
+            if let found = ItemNamedContent.value(named: name, in: bytes) { return found }
+            // Bytes the walk does not take as they are: the whole decode says what they hold (or why not).
+            let doc = SearchDocuments.item(try Activitylog_V1_SearchableItem(serializedBytes: [UInt8](bytes)))
+            return NamedContent(name, in: (doc.fields, doc.attributes))
+        }
     }
 }

@@ -62,6 +62,10 @@ public struct KeywordIndexProjection: Projection {
             index.contentReader = { reference, txn in
                 try ItemContentReference.content(reference, in: LogReader(payloads: payloads, transaction: txn))
             }
+            // A query's check of one value reads that value of the item's bytes alone.
+            index.namedContentReader = { reference, name, txn in
+                try ItemContentReference.namedContent(reference, name, in: LogReader(payloads: payloads, transaction: txn))
+            }
         }
         self.index = index
         self.spaces = spaces

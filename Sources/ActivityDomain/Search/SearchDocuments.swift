@@ -14,7 +14,9 @@ import TextIndex
 /// What an item gives here is derived again, from the item's bytes in the
 /// log, whenever the index reads a stored item document (``ItemContentReference``):
 /// a change of this mapping must bump the keyword projection's version, so
-/// that stores rebuild their index with it.
+/// that stores rebuild their index with it, and must be made in
+/// ``ItemNamedContent`` too, which gives one name of it from the item's
+/// wire bytes (its exactness test compares the two).
 enum SearchDocuments {
     static let itemKind = "item"
     static let activityKind = "activity"
@@ -46,25 +48,26 @@ enum SearchDocuments {
     static func emptyFields() -> [String: [String]] { Dictionary(minimumCapacity: 7) }
     static func emptyAttributes() -> [String: AttributeValue] { Dictionary(minimumCapacity: 6) }
 
+    /// `values` with equal values once, first occurrences in order: a title
+    /// given twice would count its words twice. (Only lists are
+    /// deduplicated: hashing every long description costs. A short list is
+    /// scanned: `==` is the equality a set would use.)
+    static func uniqued(_ values: [String]) -> [String] {
+        guard values.count > 1 else { return values }
+        guard values.count > 16 else {
+            var unique: [String] = []
+            unique.reserveCapacity(values.count)
+            for v in values where !unique.contains(v) { unique.append(v) }
+            return unique
+        }
+        var seen = Set<String>()
+        return values.filter { seen.insert($0).inserted }
+    }
+
     private static func addContent(_ set: Activitylog_V1_ContentAttributes?, to doc: inout IndexDocument,
                                    title: String?, keywords: [String]) {
         func field(_ name: String, _ values: [String]) {
-            guard values.count > 1 else {
-                if !values.isEmpty { doc.fields[name] = values }
-                return
-            }
-            // Equal values once: a title given twice would count its words twice.
-            // (Only lists are deduplicated: hashing every long description costs.
-            // A short list is scanned: `==` is the equality a set would use.)
-            guard values.count > 16 else {
-                var unique: [String] = []
-                unique.reserveCapacity(values.count)
-                for v in values where !unique.contains(v) { unique.append(v) }
-                doc.fields[name] = unique
-                return
-            }
-            var seen = Set<String>()
-            doc.fields[name] = values.filter { seen.insert($0).inserted }
+            if !values.isEmpty { doc.fields[name] = uniqued(values) }
         }
         let set = set ?? Activitylog_V1_ContentAttributes()
         field("title", [title, set.hasTitle ? set.title : nil].compactMap { $0 })

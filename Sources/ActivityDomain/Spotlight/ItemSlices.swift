@@ -27,16 +27,23 @@ enum ItemSlices {
     /// instead of the item. A missing or redacted payload, or a slice past
     /// its end, is an error naming the position.
     static func item(at position: Position, _ slice: Range<Int>, in log: LogReader) throws -> Activitylog_V1_SearchableItem {
-        let item = try log.withPayload(at: position) { payload -> Activitylog_V1_SearchableItem in
+        try withItemBytes(at: position, slice, in: log) { try Activitylog_V1_SearchableItem(serializedBytes: [UInt8]($0)) }
+    }
+
+    /// `body` of the item's bytes (`slice` of the payload at `position`), in
+    /// place; the errors of ``item(at:_:in:)``.
+    static func withItemBytes<R>(at position: Position, _ slice: Range<Int>, in log: LogReader,
+                                 _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        let result = try log.withPayload(at: position) { payload -> R in
             guard slice.upperBound <= payload.count else {
                 throw PayloadError("an item's bytes \(slice) are past the end of the \(payload.count)-byte payload at position \(position)")
             }
-            return try Activitylog_V1_SearchableItem(serializedBytes: [UInt8](payload[slice]))
+            return try body(UnsafeRawBufferPointer(rebasing: payload[slice]))
         }
-        guard let item else {
+        guard let result else {
             throw PayloadError("an item refers to position \(position), which holds no payload (missing or redacted)")
         }
-        return item
+        return result
     }
 
     private static func slices(_ bytes: UnsafeRawBufferPointer) throws -> [Range<Int>]? {

@@ -21,8 +21,13 @@ struct WireReader {
 
     struct Field {
         var number: UInt64
-        var isLengthDelimited: Bool
-        /// The value's bytes (for a length-delimited field, without its length).
+        /// 0 varint, 1 fixed 64 bits, 2 length-delimited, 5 fixed 32 bits.
+        var wireType: UInt8
+        /// The value of a varint field (0 for the other wire types).
+        var varint: UInt64
+        var isLengthDelimited: Bool { wireType == 2 }
+        /// The value's bytes (for a length-delimited field, without its
+        /// length; for a varint, its encoded bytes).
         var value: Range<Int>
     }
 
@@ -40,8 +45,9 @@ struct WireReader {
         let length: Int
         switch tag & 7 {
         case 0:
-            _ = try varint()
-            return Field(number: tag >> 3, isLengthDelimited: false, value: offset..<offset)
+            let start = offset
+            let value = try varint()
+            return Field(number: tag >> 3, wireType: 0, varint: value, value: start..<offset)
         case 1: length = 8
         case 5: length = 4
         case 2:
@@ -53,7 +59,7 @@ struct WireReader {
         guard length <= end - offset else { throw Malformed(offset: offset) }
         let start = offset
         offset += length
-        return Field(number: tag >> 3, isLengthDelimited: tag & 7 == 2, value: start..<offset)
+        return Field(number: tag >> 3, wireType: UInt8(tag & 7), varint: 0, value: start..<offset)
     }
 
     private mutating func varint() throws -> UInt64 {
