@@ -19,6 +19,7 @@
 /// ```swift
 /// let value = AttributeBlock.encode([3, 9])          // 00 03 00 09
 /// try AttributeBlock.forEachDocument(in: bytes, block: 2) { id in print(id) }   // 8195, 8201
+/// try AttributeBlock.forEachDocument(key: entry.key, value: entry.value) { id in … }   // a `values` entry
 /// ```
 enum AttributeBlock {
     /// Offsets from which a bitmap is written instead of a list.
@@ -92,5 +93,14 @@ enum AttributeBlock {
     static func forEachDocument(in value: UnsafeRawBufferPointer, block: UInt32, _ body: (UInt32) -> Void) throws {
         let base = block << TextIndex.blockShift
         try forEachOffset(in: value) { body(base | UInt32($0)) }
+    }
+
+    /// Calls `body` with the document id of each document of a `values`
+    /// entry: its block from the key's last 4 bytes, its offsets from the value.
+    static func forEachDocument(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                                _ body: (UInt32) -> Void) throws {
+        guard key.count >= 4 else { throw TextIndexError.corrupt("attribute index key of \(key.count) bytes") }
+        let block = UInt32(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 4, as: UInt32.self))
+        try forEachDocument(in: value, block: block, body)
     }
 }

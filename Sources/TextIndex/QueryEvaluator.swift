@@ -106,8 +106,7 @@ struct QueryEvaluator {
         while let e = entry, e.key.count == prefix.count + 12, e.key.starts(with: prefix) {
             let v = AttributeKey.number(fromOrderable: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
             if test(v) {
-                let block = UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: prefix.count + 8, as: UInt32.self))
-                try AttributeBlock.forEachDocument(in: e.value, block: block) { id in
+                try AttributeBlock.forEachDocument(key: e.key, value: e.value) { id in
                     if within?.contains(id) ?? true { result.insert(id) }
                 }
             }
@@ -286,8 +285,7 @@ struct QueryEvaluator {
         reads += 1
         var entry = try prefix.withUnsafeBytes { try values.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.starts(with: prefix) {
-            let block = UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: e.key.count - 4, as: UInt32.self))
-            try AttributeBlock.forEachDocument(in: e.value, block: block) { result.insert($0) }
+            try AttributeBlock.forEachDocument(key: e.key, value: e.value) { result.insert($0) }
             reads += 1
             entry = try values.nextBytes()
         }

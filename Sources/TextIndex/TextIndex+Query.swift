@@ -58,8 +58,7 @@ extension TextIndex {
             while let e = v, e.key.count == prefix.count + 12, e.key.starts(with: prefix) {
                 let t = AttributeKey.number(fromOrderable: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
                 if t > limit { break }
-                let block = UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: prefix.count + 8, as: UInt32.self))
-                try AttributeBlock.forEachDocument(in: e.value, block: block) { expired.insert($0) }
+                try AttributeBlock.forEachDocument(key: e.key, value: e.value) { expired.insert($0) }
                 reads += 1
                 v = try valuesCursor.nextBytes()
             }
