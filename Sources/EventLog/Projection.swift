@@ -103,4 +103,40 @@ extension Projection {
 public protocol ProjectionSet: Sendable {
     init(openingIn txn: WriteTransaction) throws
     var all: [any Projection] { get }
+    /// Does ahead of a rebuild's writer, on another thread, the work that
+    /// applying `events` will need and that is a function of the events
+    /// alone (decoding payloads, tokenizing text), keeps it where the
+    /// projections' writers look for it, and returns what forgets it. A
+    /// rebuild calls it for the events after those its writer is applying
+    /// (``ReplayPrefetch``), so that this work runs on a second core.
+    ///
+    /// A hint, never a source of truth: a writer must write the same bytes
+    /// with or without what was prepared (one that finds nothing, or
+    /// something prepared from other bytes, does the work itself). By
+    /// default, nothing is prepared.
+    func prepare(_ events: [RecordedEvent]) -> PreparedEvents?
+}
+
+extension ProjectionSet {
+    public func prepare(_ events: [RecordedEvent]) -> PreparedEvents? { nil }
+}
+
+/// What ``ProjectionSet/prepare(_:)`` keeps for some events, until the
+/// rebuild has committed them and calls ``release()``.
+///
+/// ```swift
+/// func prepare(_ events: [RecordedEvent]) -> PreparedEvents? {
+///     let keys = cache.insert(events.map(decode))
+///     return PreparedEvents { cache.remove(keys) }
+/// }
+/// ```
+public struct PreparedEvents: Sendable {
+    private let forget: @Sendable () -> Void
+
+    public init(release forget: @escaping @Sendable () -> Void) {
+        self.forget = forget
+    }
+
+    /// Forgets what was prepared.
+    public func release() { forget() }
 }

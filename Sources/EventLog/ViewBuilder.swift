@@ -14,7 +14,7 @@ final class ViewBuilder<Views: ProjectionSet> {
     private(set) var position: Position = 0
     private(set) var eventsApplied: UInt64 = 0
     var chunk = 10_000
-    var chunkBytes = 8 << 20
+    var chunkBytes = 4 << 20
     let progress: ((ReplayProgress) -> Void)?
     let started = DispatchTime.now().uptimeNanoseconds
 
@@ -161,13 +161,27 @@ final class ViewBuilder<Views: ProjectionSet> {
         }
     }
 
-    /// Applies the source's log after ``position`` through `end`.
+    /// Applies the source's log after ``position`` through `end`, with the
+    /// events after the chunk being applied prepared meanwhile on another
+    /// thread (``ReplayPrefetch``).
     func apply(through end: Position) throws {
+        guard position < end else { return }
+        let prefetch = ReplayPrefetch(source: source, views: views, after: position, through: end,
+                                      windowBytes: 2 * chunkBytes)
+        self.prefetch = prefetch
+        defer {
+            self.prefetch = nil
+            prefetch.stop()
+        }
         while position < end {
             try applyChunk(through: end) { body in try source.environment.read(body) }   // the log only: never refused as stale
+            prefetch.release(through: position)
             progress?(ReplayProgress(phase: .log, position: position, end: end, events: eventsApplied, seconds: seconds))
         }
     }
+
+    /// The events being read and prepared ahead, while ``apply(through:)`` runs.
+    private var prefetch: ReplayPrefetch<Views>?
 
     /// Applies up to ``chunk`` events (or ``chunkBytes`` of payload), read in a live transaction that
     /// `reading` provides, in one target transaction. ``position`` moves only
@@ -182,6 +196,7 @@ final class ViewBuilder<Views: ProjectionSet> {
                 let writers = try views.all.map { try $0.makeWriter(in: txn, log: log) }
                 var applied = 0, bytes = 0
                 try source.forEachRecord(after: start, through: end, in: live) { event in
+                    prefetch?.waitUntilPrepared(through: event.position)
                     for writer in writers { try writer.apply(event) }
                     applied += 1
                     bytes += event.payload.count

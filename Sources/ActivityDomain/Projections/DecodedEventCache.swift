@@ -1,51 +1,101 @@
 import EventLog
 import Foundation
+import TextIndex
 
 /// The Core Spotlight event last decoded in a write transaction, shared by
 /// the projections of one ``ActivityViews``, so that a payload is decoded
 /// once, not once per projection: the item store (applied first) decodes
 /// `searchableItems.indexed` with its 500 items, and the keyword index
-/// takes the decoded event from here.
+/// takes the decoded event from here. A rebuild also puts here the events
+/// it decoded ahead of its writer, on another thread, with their items'
+/// documents tokenized (``ActivityViews/prepare(_:)``).
 ///
 /// ```swift
-/// let event = try decoded.spotlightEvent(recorded)   // decodes, or returns what the item store decoded
+/// let event = try decoded.spotlightEvent(recorded, keep: true)   // decodes, or returns what was decoded
 /// ```
 ///
 /// Only a shortcut: an entry is used only for the same recorded event
-/// (position, type, the same payload bytes, redaction), and decoding is a
-/// pure function of those, so what a projection writes is the same with or
-/// without it (a projection rebuilt alone simply decodes for itself).
+/// (position, type, schema version, the same payload bytes, redaction), and
+/// decoding and tokenizing are pure functions of those, so what a
+/// projection writes is the same with or without it (a projection rebuilt
+/// alone simply decodes for itself).
 ///
 /// `@unchecked Sendable`: every stored property is read and written only
 /// while `lock` is held.
 final class DecodedEventCache: @unchecked Sendable {
+    /// A recorded event decoded, with the documents of the items it indexes
+    /// when they were prepared ahead.
+    struct Entry: Sendable {
+        let recorded: RecordedEvent
+        let event: SpotlightEvent
+        /// For `itemsIndexed`, its items' documents analyzed, in order
+        /// (``KeywordIndexProjection/itemDocuments(_:in:)``). Nil when not
+        /// prepared, or when some item's document is invalid (the writer
+        /// then makes them itself, and reports that one).
+        let documents: [PreparedDocument]?
+    }
+
     private let lock = NSLock()
-    private var entry: (event: RecordedEvent, decoded: SpotlightEvent)?
+    private var last: Entry?
+    /// Events a rebuild prepared ahead of its writer (``insert(_:)``), by position.
+    private var ahead: [Position: Entry] = [:]
 
     init() {}
+
+    /// Keeps events prepared ahead of the write that applies them, until
+    /// ``remove(_:)``.
+    func insert(_ entries: [Entry]) {
+        lock.lock()
+        defer { lock.unlock() }
+        for entry in entries { ahead[entry.recorded.position] = entry }
+    }
+
+    /// Forgets the events prepared ahead at these positions.
+    func remove(_ positions: [Position]) {
+        lock.lock()
+        defer { lock.unlock() }
+        for position in positions { ahead[position] = nil }
+    }
 
     /// The Core Spotlight event `recorded` holds (``SpotlightEvent/init(_:)``),
     /// decoded at most once for all projections. With `keep`, the decoded
     /// event stays for the next projection; without, it is handed over and
     /// forgotten (the last projection to read it).
     func spotlightEvent(_ recorded: RecordedEvent, keep: Bool) throws -> SpotlightEvent? {
+        try entry(recorded, keep: keep)?.event
+    }
+
+    /// ``spotlightEvent(_:keep:)`` with what was prepared of it, if anything.
+    func entry(_ recorded: RecordedEvent, keep: Bool) throws -> Entry? {
         lock.lock()
-        if let entry, entry.event.position == recorded.position, entry.event.type == recorded.type,
-           entry.event.isRedacted == recorded.isRedacted, entry.event.redactedBy == recorded.redactedBy,
-           entry.event.payload == recorded.payload {   // the same array: compared by identity first
-            let decoded = entry.decoded
-            if !keep { self.entry = nil }
+        if let last, Self.same(last.recorded, recorded) {
+            if !keep { self.last = nil }
             lock.unlock()
-            return decoded
+            return last
         }
-        self.entry = nil
+        last = nil
+        let prepared = ahead[recorded.position]
         lock.unlock()
-        guard let decoded = try SpotlightEvent(recorded) else { return nil }
+        // Prepared from a read of its own: the same bytes are compared, not assumed.
+        let found: Entry
+        if let prepared, Self.same(prepared.recorded, recorded) {
+            found = prepared
+        } else {
+            guard let decoded = try SpotlightEvent(recorded) else { return nil }
+            found = Entry(recorded: recorded, event: decoded, documents: nil)
+        }
         if keep {
             lock.lock()
-            entry = (recorded, decoded)
+            last = found
             lock.unlock()
         }
-        return decoded
+        return found
+    }
+
+    /// The same recorded event: decoding is a function of these fields.
+    private static func same(_ a: RecordedEvent, _ b: RecordedEvent) -> Bool {
+        a.position == b.position && a.type == b.type && a.schemaVersion == b.schemaVersion
+            && a.isRedacted == b.isRedacted && a.redactedBy == b.redactedBy
+            && a.payload == b.payload   // the same array is compared by identity first
     }
 }

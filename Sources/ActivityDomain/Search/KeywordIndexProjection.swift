@@ -72,6 +72,20 @@ public struct KeywordIndexProjection: Projection {
         self.decodedEvents = decodedEvents
     }
 
+    /// The documents of the items `m` indexes, in order, each item's content
+    /// referred to in `recorded`'s payload (kept once, in the log) rather
+    /// than copied.
+    static func itemDocuments(_ m: Activitylog_V1_SearchableItemsIndexed, in recorded: RecordedEvent) -> [IndexDocument] {
+        let slices = ItemSlices.find(in: recorded.payload).flatMap { $0.count == m.items.count ? $0 : nil }
+        return m.items.enumerated().map { i, indexed in
+            var doc = SearchDocuments.item(indexed.item)
+            if let slice = slices?[i] {
+                doc.contentReference = ItemContentReference(position: recorded.position, slice: slice).bytes
+            }
+            return doc
+        }
+    }
+
     public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
         Writer(index: index, spaces: spaces, transaction: txn, prepared: preparedDocuments, decodedEvents: decodedEvents, log: nil)
     }
@@ -127,9 +141,9 @@ public struct KeywordIndexProjection: Projection {
                 try writer.removeAll()
                 return
             }
-            if let event = try decodedEvents.spotlightEvent(recorded, keep: false) {
-                try selectWriter(user: event.user, recorded)
-                try apply(event, recorded)
+            if let entry = try decodedEvents.entry(recorded, keep: false) {
+                try selectWriter(user: entry.event.user, recorded)
+                try apply(entry)
             } else if let event = try ActivityEvent(recorded), let user = event.user {
                 try selectWriter(user: user, recorded)
                 try apply(event)
@@ -161,17 +175,16 @@ public struct KeywordIndexProjection: Projection {
             try remove(kind: SearchDocuments.itemKind, id)
         }
 
-        private func apply(_ event: SpotlightEvent, _ recorded: RecordedEvent) throws {
-            switch event {
+        private func apply(_ entry: DecodedEventCache.Entry) throws {
+            switch entry.event {
             case .itemsIndexed(let m):
-                // The items' content stays in the log: docs refers to it.
-                let slices = ItemSlices.find(in: recorded.payload).flatMap { $0.count == m.items.count ? $0 : nil }
-                for (i, indexed) in m.items.enumerated() {
-                    var doc = SearchDocuments.item(indexed.item)
-                    if let slice = slices?[i] {
-                        doc.contentReference = ItemContentReference(position: recorded.position, slice: slice).bytes
+                if let documents = entry.documents {
+                    // Analyzed ahead, from these very bytes (a rebuild).
+                    for document in documents { try writer.upsert(document) }
+                } else {
+                    for doc in KeywordIndexProjection.itemDocuments(m, in: entry.recorded) {
+                        try writer.upsert(doc, reusing: prepared.document(kind: doc.kind, identifier: doc.identifier))
                     }
-                    try writer.upsert(doc, reusing: prepared.document(kind: doc.kind, identifier: doc.identifier))
                 }
             case .itemsDeleted(let m):
                 for id in m.removedIdentifiers { try removeItem(id) }
