@@ -15,10 +15,12 @@ import LMDB
 ///
 /// It runs ahead by at most ``windowBytes`` of payload not yet committed,
 /// unless the writer waits for an event past that (the writer's chunk may
-/// be larger than the window: waiting never deadlocks). What it prepares is
-/// a hint (the writer does the work itself when it finds nothing), so a
-/// failure here only stops the prefetch: the writer reads the log itself
-/// and reports what is wrong with it.
+/// be larger than the window). The thread never waits for the writer: it
+/// does not adopt a map another process grew (``readPiece(after:)``; the
+/// torture test hung on that once). What it prepares is a hint (the writer
+/// does the work itself when it finds nothing), so a failure here only
+/// stops the prefetch: the writer reads the log itself and reports what is
+/// wrong with it.
 ///
 /// `@unchecked Sendable`: the mutable state is read and written only while
 /// `condition` is locked; the other stored properties are immutable.
@@ -35,6 +37,14 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
     private var preparedThrough: Position
     /// The furthest event the writer waited for.
     private var wanted: Position = 0
+    /// The event the writer is on: the thread does not read what it passed.
+    private var writerAt: Position = 0
+    /// Another process grew the map: the thread reads again after the
+    /// writer's next commit (``readUnlessResized``), and the writer does not
+    /// wait for it meanwhile.
+    private var waitingForResize = false
+    /// Commits the writer reported (``release(through:)``).
+    private var commits = 0
     private var pieces: [(end: Position, bytes: Int, prepared: PreparedEvents?)] = []
     /// Pieces the writer committed, for the thread to release: it allocated
     /// them, and freeing on the writer's thread cost the writer ~10 %.
@@ -61,10 +71,14 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
         var position = start
         while true {
             condition.lock()
-            while !stopping && retired.isEmpty && (exhausted || (heldBytes >= windowBytes && wanted <= preparedThrough)) {
+            while !stopping && retired.isEmpty
+                    && (exhausted || waitingForResize || (heldBytes >= windowBytes && wanted <= preparedThrough)) {
                 condition.wait()
             }
-            let stop = stopping, reads = !exhausted && (heldBytes < windowBytes || wanted > preparedThrough)
+            let stop = stopping, commitsSeen = commits
+            // Not what the writer already passed (it applied those without).
+            let from = max(position, writerAt > 0 ? writerAt - 1 : 0)
+            let reads = !exhausted && !waitingForResize && (heldBytes < windowBytes || wanted > preparedThrough)
             let done = retired
             retired.removeAll()
             condition.unlock()
@@ -72,7 +86,18 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
             if stop { return }
             guard reads else { continue }
 
-            let (events, bytes) = readPiece(after: position)
+            let events: [RecordedEvent], bytes: Int
+            do {
+                (events, bytes) = try readPiece(after: from)
+            } catch LMDBError.mapResized {
+                condition.lock()
+                waitingForResize = commits == commitsSeen
+                condition.broadcast()
+                condition.unlock()
+                continue
+            } catch {
+                (events, bytes) = ([], 0)
+            }
             let prepared = events.isEmpty ? nil : views.prepare(events)
             condition.lock()
             if let last = events.last?.position {
@@ -89,33 +114,33 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
 
     /// About ``pieceBytes`` of payload after `position`, read in a short
     /// transaction (a long one would keep the live store from reusing
-    /// pages); none when the log cannot be read.
-    private func readPiece(after position: Position) -> (events: [RecordedEvent], bytes: Int) {
+    /// pages). It does not adopt a map another process grew: that waits for
+    /// every transaction of this process to end, the writer's read of the
+    /// log among them, while the writer may be waiting for this thread.
+    private func readPiece(after position: Position) throws -> (events: [RecordedEvent], bytes: Int) {
         var events: [RecordedEvent] = []
         var bytes = 0
-        do {
-            try source.environment.read { txn in
-                try source.forEachRecord(after: position, through: end, in: txn) { event in
-                    events.append(event)
-                    bytes += event.payload.count
-                    return bytes < pieceBytes
-                }
+        try source.environment.readUnlessResized { txn in
+            try source.forEachRecord(after: position, through: end, in: txn) { event in
+                events.append(event)
+                bytes += event.payload.count
+                return bytes < pieceBytes
             }
-        } catch {
-            return ([], 0)
         }
         return (events, bytes)
     }
 
     /// Waits until the events through `position` were prepared, or the
-    /// prefetch ended without them.
+    /// prefetch ended without them, or it waits for the writer's next
+    /// commit to read again.
     func waitUntilPrepared(through position: Position) {
         condition.lock()
         defer { condition.unlock() }
+        writerAt = position
         guard preparedThrough < position else { return }
         wanted = max(wanted, position)
         condition.broadcast()
-        while preparedThrough < position && !exhausted { condition.wait() }
+        while preparedThrough < position && !exhausted && !waitingForResize { condition.wait() }
     }
 
     /// Forgets what was prepared for the events through `position` (the
@@ -123,6 +148,8 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
     func release(through position: Position) {
         condition.lock()
         defer { condition.unlock() }
+        commits += 1
+        waitingForResize = false
         while let first = pieces.first, first.end <= position {
             pieces.removeFirst()
             heldBytes -= first.bytes

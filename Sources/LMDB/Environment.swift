@@ -167,12 +167,30 @@ public final class Environment: @unchecked Sendable {
         return try body(txn)
     }
 
-    private func beginReading() throws -> OpaquePointer {
-        do {
+    /// ``read(_:)``, except that when another process grew the map since
+    /// this one last adopted it, it throws ``LMDBError/mapResized`` instead
+    /// of adopting the new size, which waits until every transaction of this
+    /// process has ended. For a helper thread whose caller holds a
+    /// transaction while it waits for the helper: adopting there would wait
+    /// for the caller, which waits for it.
+    public func readUnlessResized<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        gate.enterShared()
+        defer { gate.leaveShared() }
+        let txn = try ReadTransaction(environment: self, begin: beginReading(adoptingResize: false))
+        defer { txn.abortIfOpen() }
+        return try body(txn)
+    }
+
+    private func beginReading(adoptingResize: Bool = true) throws -> OpaquePointer {
+        func begin() throws -> OpaquePointer {
+            guard adoptingResize else { return try beginTransaction(parent: nil, flags: UInt32(MDB_RDONLY)) }
             return try beginAdoptingResize(parent: nil, flags: UInt32(MDB_RDONLY))
+        }
+        do {
+            return try begin()
         } catch LMDBError.readersFull {
             if try clearStaleReaders() > 0 {
-                if let txn = try? beginAdoptingResize(parent: nil, flags: UInt32(MDB_RDONLY)) { return txn }
+                if let txn = try? begin() { return txn }
             }
             throw LMDBError(code: MDB_READERS_FULL, call: "mdb_txn_begin(\(path))",
                             hint: "all \(info().maxReaders) reader slots are taken by open read transactions of live processes; "
@@ -231,6 +249,13 @@ public final class Environment: @unchecked Sendable {
         let result = try body(txn)
         try txn.commit()
         return result
+    }
+
+    /// `mdb_txn_begin`; a map another process grew is ``LMDBError/mapResized``.
+    private func beginTransaction(parent: OpaquePointer?, flags: UInt32) throws -> OpaquePointer {
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(pointer, parent, flags, &txn), "mdb_txn_begin")
+        return txn!
     }
 
     /// `mdb_txn_begin`, adopting a map that another process grew.
