@@ -79,7 +79,8 @@ final class DecodedEventCache: @unchecked Sendable {
         // Prepared from a read of its own: the same bytes are compared, not assumed.
         let found: Entry
         if let prepared, Self.same(prepared.recorded, recorded) {
-            found = prepared
+            // Kept with the writer's own event: the next projection's check is then by identity.
+            found = Entry(recorded: recorded, event: prepared.event, documents: prepared.documents)
         } else {
             guard let decoded = try SpotlightEvent(recorded) else { return nil }
             found = Entry(recorded: recorded, event: decoded, documents: nil)
@@ -96,6 +97,17 @@ final class DecodedEventCache: @unchecked Sendable {
     private static func same(_ a: RecordedEvent, _ b: RecordedEvent) -> Bool {
         a.position == b.position && a.type == b.type && a.schemaVersion == b.schemaVersion
             && a.isRedacted == b.isRedacted && a.redactedBy == b.redactedBy
-            && a.payload == b.payload   // the same array is compared by identity first
+            && sameBytes(a.payload, b.payload)
+    }
+
+    /// `memcmp`: `Array.==` compares element by element, 6 % of a rebuild's writer.
+    private static func sameBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.withUnsafeBytes { x in
+            b.withUnsafeBytes { y in
+                guard x.count == y.count else { return false }
+                guard let p = x.baseAddress, let q = y.baseAddress, p != q else { return true }
+                return memcmp(p, q, x.count) == 0
+            }
+        }
     }
 }
