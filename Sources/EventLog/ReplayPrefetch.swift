@@ -16,7 +16,7 @@ import LMDB
 /// It runs ahead by at most ``windowBytes`` of payload not yet committed,
 /// unless the writer waits for an event past that (the writer's chunk may
 /// be larger than the window). The thread never waits for the writer: it
-/// does not adopt a map another process grew (``readPiece(after:)``; the
+/// does not adopt a map another process grew (``readPiece(after:bytes:)``; the
 /// torture test hung on that once). What it prepares is a hint (the writer
 /// does the work itself when it finds nothing), so a failure here only
 /// stops the prefetch: the writer reads the log itself and reports what is
@@ -30,7 +30,7 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
     let end: Position
     /// Payload read ahead and not yet released, past which the thread waits.
     let windowBytes: Int
-    /// Payload handed to one `prepare` call.
+    /// Payload handed to one `prepare` call (the first ones are smaller).
     let pieceBytes: Int
 
     private let condition = NSCondition()
@@ -69,6 +69,8 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
 
     private func run(after start: Position) {
         var position = start
+        // Small pieces first, so that the writer starts soon; then larger ones.
+        var piece = min(pieceBytes, 64 << 10)
         while true {
             condition.lock()
             while !stopping && retired.isEmpty
@@ -88,7 +90,8 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
 
             let events: [RecordedEvent], bytes: Int
             do {
-                (events, bytes) = try readPiece(after: from)
+                (events, bytes) = try readPiece(after: from, bytes: piece)
+                piece = min(pieceBytes, 2 * piece)
             } catch LMDBError.mapResized {
                 condition.lock()
                 waitingForResize = commits == commitsSeen
@@ -112,19 +115,19 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
         }
     }
 
-    /// About ``pieceBytes`` of payload after `position`, read in a short
+    /// About `limit` bytes of payload after `position`, read in a short
     /// transaction (a long one would keep the live store from reusing
     /// pages). It does not adopt a map another process grew: that waits for
     /// every transaction of this process to end, the writer's read of the
     /// log among them, while the writer may be waiting for this thread.
-    private func readPiece(after position: Position) throws -> (events: [RecordedEvent], bytes: Int) {
+    private func readPiece(after position: Position, bytes limit: Int) throws -> (events: [RecordedEvent], bytes: Int) {
         var events: [RecordedEvent] = []
         var bytes = 0
         try source.environment.readUnlessResized { txn in
             try source.forEachRecord(after: position, through: end, in: txn) { event in
                 events.append(event)
                 bytes += event.payload.count
-                return bytes < pieceBytes
+                return bytes < limit
             }
         }
         return (events, bytes)

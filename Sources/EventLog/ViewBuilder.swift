@@ -167,7 +167,7 @@ final class ViewBuilder<Views: ProjectionSet> {
     func apply(through end: Position) throws {
         guard position < end else { return }
         let prefetch = ReplayPrefetch(source: source, views: views, after: position, through: end,
-                                      windowBytes: 2 * chunkBytes)
+                                      windowBytes: 4 * chunkBytes)
         self.prefetch = prefetch
         defer {
             self.prefetch = nil
