@@ -30,6 +30,8 @@ struct Searcher {
     let blockCount: Int
     /// LMDB lookups made (see ``ReadCost``).
     var reads = 0
+    /// Postings values not decoded because of their bound (see ``ReadCost``).
+    var skipped = 0
 
     init(index: TextIndex, txn: ReadTransaction, stats: IndexStatistics) throws {
         self.index = index
@@ -51,9 +53,10 @@ struct Searcher {
         /// Per term: `f · idf`, an upper bound of its contribution.
         var weights: [Double] = []
         var documentFrequencies: [Int] = []
-        /// (term, block, value) in block order; within a block, by
-        /// decreasing weight once ``sortBlocks()`` ran.
-        var entries: [(term: Int32, block: Int32, bytes: UnsafeRawBufferPointer)] = []
+        /// (term, block, value, bound) in block order; within a block, by
+        /// decreasing weight once ``sortBlocks()`` ran. `bound`: the
+        /// value's ``PostingBound`` (empty when it has none).
+        var entries: [(term: Int32, block: Int32, bytes: UnsafeRawBufferPointer, bound: UnsafeRawBufferPointer)] = []
         /// `starts[b] ..< starts[b + 1]`: the entries of block `b`.
         var starts: [Int] = []
 
@@ -115,13 +118,13 @@ struct Searcher {
         func add(_ t: Int32, _ value: UnsafeRawBufferPointer, _ source: TextIndex.PostingSource) throws {
             if !source.isTier {
                 word.documentFrequencies[Int(t)] += try PostingList.count(value)
-                word.entries.append((t, Int32(source.block), value))
+                word.entries.append((t, Int32(source.block), value, UnsafeRawBufferPointer(start: nil, count: 0)))
                 return
             }
             let first = Int32(source.block << PostingTier.shift)
-            try PostingTier.forEach(value) { sub, bytes in
+            try PostingTier.forEachBounded(value) { sub, bytes, bound in
                 word.documentFrequencies[Int(t)] += try PostingList.count(bytes)
-                word.entries.append((t, first + Int32(sub), bytes))
+                word.entries.append((t, first + Int32(sub), bytes, bound))
             }
         }
         /// The term itself (term id 0 of a lookup that is not a prefix's) found in `source`.
@@ -237,6 +240,20 @@ struct Searcher {
         }
     }
 
+    /// The most a document of a value with `bound` (``PostingBound``; empty:
+    /// none) can get from a term of `weight`.
+    @inline(__always)
+    func bound(_ bound: UnsafeRawBufferPointer, weight: Double) throws -> Double {
+        guard bound.count > 0 else { return weight }
+        let x = try PostingBound.maximum(bound, factor: scratch.factor)
+        return min(weight, weight * x / (TextIndex.k1 + x) * Searcher.boundSlack)
+    }
+
+    /// A bound's score is raised by this factor, so that rounding in its
+    /// computation (`x / (k1 + x)` is monotone in `x`, its floating-point
+    /// result within an ulp or two) never puts it below a score it covers.
+    static let boundSlack = 1 + 1e-9
+
     func idf(_ df: Int) -> Double {
         let n = Double(stats.documentCount)
         let d = Double(df)
@@ -292,7 +309,32 @@ struct Searcher {
         // every document touched matches; no `matched` or `score` to keep.
         let single = order.count == 1
 
+        // Block-max: once `keep` documents are scored, a bounded value
+        // (``PostingBound``) whose best score is below the `keep`-th best
+        // cannot change the top and is not decoded; with several words, a
+        // block is skipped when the sum over words of their values' best
+        // bounds (a value without one: its weight) is below it.
+        let bounded = keep != Int.max
+
         for block in 0..<blockCount {
+            // Several words: a block where one has no value matches nothing.
+            if !single && order.contains(where: { words[$0].starts[block] == words[$0].starts[block + 1] }) { continue }
+            if bounded && !single && heap.isFull {
+                var total = 0.0
+                for w in order {
+                    var most = 0.0
+                    for k in words[w].starts[block]..<words[w].starts[block + 1] {
+                        let e = words[w].entries[k]
+                        most = max(most, try bound(e.bound, weight: words[w].weights[Int(e.term)]))
+                    }
+                    total += most
+                }
+                if total < heap.threshold {
+                    complete = false
+                    for w in order { skipped += words[w].starts[block + 1] - words[w].starts[block] }
+                    continue
+                }
+            }
             var alive = true
             var touchedCount = 0
             // One word: a document's score is one contribution, so one below
@@ -311,6 +353,12 @@ struct Searcher {
                     if prune && heap.isFull && weight <= heap.threshold {
                         complete = false
                         break
+                    }
+                    if single && bounded && heap.isFull && e.bound.count > 0,
+                       try bound(e.bound, weight: weight) < heap.threshold {
+                        complete = false
+                        skipped += 1
+                        continue
                     }
                     try accumulate(e.bytes, weight: weight, rank: rank, floor: floor, scratch, &touchedCount, &rejected)
                 }
