@@ -79,10 +79,26 @@ struct Searcher {
                     next[Int(e.block)] += 1
                 }
             }
-            let w = weights
-            for b in 0..<blockCount where starts[b + 1] - starts[b] > 1 {
-                entries[starts[b]..<starts[b + 1]].sort { a, b in
-                    w[Int(a.term)] != w[Int(b.term)] ? w[Int(a.term)] > w[Int(b.term)] : a.term < b.term
+            // Insertion sort of each block's few entries, in place (a
+            // generic sort with a closure cost more than the entries).
+            weights.withUnsafeBufferPointer { w in
+                entries.withUnsafeMutableBufferPointer { e in
+                    for b in 0..<blockCount where starts[b + 1] - starts[b] > 1 {
+                        let lo = starts[b]
+                        for i in (lo + 1)..<starts[b + 1] {
+                            let x = e[i]
+                            let wx = w[Int(x.term)]
+                            var j = i
+                            while j > lo {
+                                let y = e[j - 1]
+                                let wy = w[Int(y.term)]
+                                guard wx > wy || (wx == wy && x.term < y.term) else { break }
+                                e[j] = y
+                                j -= 1
+                            }
+                            e[j] = x
+                        }
+                    }
                 }
             }
         }
@@ -175,7 +191,7 @@ struct Searcher {
                     entry = try cursor.nextBytes()
                 }
                 values.append(value)
-                if let e = entry, e.key.count > key.count, e.key.starts(with: key) {
+                if let e = entry, e.key.count > key.count, Searcher.hasPrefix(e.key, key) {
                     longer.append(true)
                 } else {
                     longer.append(false)
@@ -183,7 +199,7 @@ struct Searcher {
                 continue
             }
             let termStart = source.prefixCount
-            while let e = entry, e.key.count >= key.count, e.key.starts(with: key) {
+            while let e = entry, e.key.count >= key.count, Searcher.hasPrefix(e.key, key) {
                 let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[termStart...]))
                 let (t, isNew) = ids.id(h)
                 if isNew {
@@ -206,6 +222,16 @@ struct Searcher {
         }
         word.sortBlocks(blockCount: blockCount)
         return word
+    }
+
+    /// Whether `bytes` starts with `prefix` (one `memcmp`, not a generic
+    /// element-by-element `starts(with:)`: a prefix word compares every key
+    /// of its range in every source).
+    @inline(__always)
+    static func hasPrefix(_ bytes: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
+        guard bytes.count >= prefix.count else { return false }
+        guard !prefix.isEmpty else { return true }
+        return prefix.withUnsafeBytes { memcmp(bytes.baseAddress!, $0.baseAddress!, $0.count) } == 0
     }
 
     /// Terms told apart by a hash of their bytes (FNV-1a, fixed), numbered
