@@ -341,8 +341,34 @@ struct Searcher {
         // block is skipped when the sum over words of their values' best
         // bounds (a value without one: its weight) is below it.
         let bounded = keep != Int.max
+        // One word: every value's bound at once, and the blocks taken best
+        // bound first, so that the `keep`-th best score rises early; once it
+        // is above a block's bound, that block and every later one are out.
+        var entryBounds: [Double] = []
+        var blocks = Array(0..<blockCount)
+        var blockBest: [Double] = []
+        if bounded && single {
+            let word = words[0]
+            entryBounds = [Double](repeating: 0, count: word.entries.count)
+            var best = [(bound: Double, block: Int)](repeating: (0, 0), count: blockCount)
+            for b in 0..<blockCount { best[b].block = b }
+            for (k, e) in word.entries.enumerated() {
+                let value = try bound(e.bound, weight: word.weights[Int(e.term)])
+                entryBounds[k] = value
+                if value > best[Int(e.block)].bound { best[Int(e.block)].bound = value }
+            }
+            best.sort { $0.bound > $1.bound }
+            for i in 0..<blockCount { blocks[i] = best[i].block }
+            blockBest = best.map(\.bound)
+        }
 
-        for block in 0..<blockCount {
+        for (position, block) in blocks.enumerated() {
+            if bounded && single && heap.isFull && blockBest[position] < heap.threshold {
+                // This block and the rest (no higher bounds) cannot reach the top.
+                complete = false
+                for b in blocks[position...] { skipped += words[0].starts[b + 1] - words[0].starts[b] }
+                break
+            }
             // Several words: a block where one has no value matches nothing.
             if !single && order.contains(where: { words[$0].starts[block] == words[$0].starts[block + 1] }) { continue }
             if bounded && !single && heap.isFull {
@@ -380,8 +406,7 @@ struct Searcher {
                         complete = false
                         break
                     }
-                    if single && bounded && heap.isFull && e.bound.count > 0,
-                       try bound(e.bound, weight: weight) < heap.threshold {
+                    if single && bounded && heap.isFull && entryBounds[k] < heap.threshold {
                         complete = false
                         skipped += 1
                         continue
