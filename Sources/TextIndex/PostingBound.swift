@@ -32,38 +32,25 @@ enum PostingBound {
     static let minimumCount = 16
     static let maxImpacts = 8
 
-    /// One impact: per field slot, frequency and norm (slots outside `mask` are 0).
+    /// One impact: per field slot, frequency and norm; a slot outside
+    /// `mask` holds frequency 0 and norm 255, so that dominance and merging
+    /// are lane-wise comparisons (no allocation per document).
     struct Impact: Equatable {
         var mask: UInt8 = 0
-        var frequency = [Int](repeating: 0, count: IndexField.count)
-        var norm = [UInt8](repeating: 0, count: IndexField.count)
+        var frequency = SIMD8<UInt32>(repeating: 0)
+        var norm = SIMD8<UInt8>(repeating: 255)
 
         /// Whether every document this one covers is covered by `self`.
+        @inline(__always)
         func dominates(_ other: Impact) -> Bool {
-            guard mask & other.mask == other.mask else { return false }
-            var m = other.mask
-            while m != 0 {
-                let s = m.trailingZeroBitCount
-                m &= m - 1
-                if frequency[s] < other.frequency[s] || norm[s] > other.norm[s] { return false }
-            }
-            return true
+            mask & other.mask == other.mask
+                && all(frequency .>= other.frequency) && all(norm .<= other.norm)
         }
 
         /// Field-wise maximum frequency and minimum norm of `self` and `other`.
         mutating func merge(_ other: Impact) {
-            var m = other.mask
-            while m != 0 {
-                let s = m.trailingZeroBitCount
-                m &= m - 1
-                if mask & (1 << s) == 0 {
-                    frequency[s] = other.frequency[s]
-                    norm[s] = other.norm[s]
-                } else {
-                    frequency[s] = max(frequency[s], other.frequency[s])
-                    norm[s] = min(norm[s], other.norm[s])
-                }
-            }
+            frequency = pointwiseMax(frequency, other.frequency)
+            norm = pointwiseMin(norm, other.norm)
             mask |= other.mask
         }
     }
@@ -77,7 +64,7 @@ enum PostingBound {
             let s = m.trailingZeroBitCount
             m &= m - 1
             let weight = Int(IndexField(slot: s).weight * 4)
-            r += weight * impact.frequency[s] * 1024 / (4 + FieldNorm.length(impact.norm[s]))
+            r += weight * Int(impact.frequency[s]) * 1024 / (4 + FieldNorm.length(impact.norm[s]))
         }
         return r
     }
@@ -89,16 +76,15 @@ enum PostingBound {
         guard head.count >= minimumCount else { return nil }
         var r = ByteReader(value, offset: head.body)
         var front: [Impact] = []
-        var doc = Impact()
         for _ in 0..<head.count {
             _ = try r.int()
+            var doc = Impact()
             doc.mask = try r.byte()
             var m = doc.mask
-            for s in 0..<IndexField.count { doc.frequency[s] = 0; doc.norm[s] = 0 }
             while m != 0 {
                 let s = m.trailingZeroBitCount
                 m &= m - 1
-                doc.frequency[s] = try r.int()
+                doc.frequency[s] = UInt32(clamping: try r.int())
                 doc.norm[s] = try r.byte()
             }
             if front.contains(where: { $0.dominates(doc) }) { continue }
@@ -132,7 +118,7 @@ enum PostingBound {
             while m != 0 {
                 let s = m.trailingZeroBitCount
                 m &= m - 1
-                PostingList.appendVarint(impact.frequency[s], to: &bytes)
+                PostingList.appendVarint(Int(impact.frequency[s]), to: &bytes)
                 bytes.append(impact.norm[s])
             }
         }
