@@ -364,8 +364,9 @@ struct Searcher {
 
         for (position, block) in blocks.enumerated() {
             if bounded && single && heap.isFull && blockBest[position] < heap.threshold {
-                // This block and the rest (no higher bounds) cannot reach the top.
-                complete = false
+                // This block and the rest (no higher bounds) cannot reach the
+                // top; at bound 0 they hold no value at all.
+                if blockBest[position] > 0 { complete = false }
                 for b in blocks[position...] { skipped += words[0].starts[b + 1] - words[0].starts[b] }
                 break
             }
