@@ -11,6 +11,10 @@
 public struct ReadCost: Sendable, Equatable {
     /// Lookups made.
     public internal(set) var keys: Int = 0
+    /// Postings values (one term in one block) a ranked search did not
+    /// decode, because their score bound (``PostingBound``) was below the
+    /// `limit`-th best score it had found.
+    public internal(set) var skippedValues: Int = 0
 
     public init() {}
 }

@@ -30,6 +30,8 @@ struct Searcher {
     let blockCount: Int
     /// LMDB lookups made (see ``ReadCost``).
     var reads = 0
+    /// Postings values not decoded because of their bound (see ``ReadCost``).
+    var skipped = 0
 
     init(index: TextIndex, txn: ReadTransaction, stats: IndexStatistics) throws {
         self.index = index
@@ -51,9 +53,10 @@ struct Searcher {
         /// Per term: `f · idf`, an upper bound of its contribution.
         var weights: [Double] = []
         var documentFrequencies: [Int] = []
-        /// (term, block, value) in block order; within a block, by
-        /// decreasing weight once ``sortBlocks()`` ran.
-        var entries: [(term: Int32, block: Int32, bytes: UnsafeRawBufferPointer)] = []
+        /// (term, block, value, bound) in block order; within a block, by
+        /// decreasing weight once ``sortBlocks()`` ran. `bound`: the
+        /// value's ``PostingBound`` (empty when it has none).
+        var entries: [(term: Int32, block: Int32, bytes: UnsafeRawBufferPointer, bound: UnsafeRawBufferPointer)] = []
         /// `starts[b] ..< starts[b + 1]`: the entries of block `b`.
         var starts: [Int] = []
 
@@ -76,10 +79,26 @@ struct Searcher {
                     next[Int(e.block)] += 1
                 }
             }
-            let w = weights
-            for b in 0..<blockCount where starts[b + 1] - starts[b] > 1 {
-                entries[starts[b]..<starts[b + 1]].sort { a, b in
-                    w[Int(a.term)] != w[Int(b.term)] ? w[Int(a.term)] > w[Int(b.term)] : a.term < b.term
+            // Insertion sort of each block's few entries, in place (a
+            // generic sort with a closure cost more than the entries).
+            weights.withUnsafeBufferPointer { w in
+                entries.withUnsafeMutableBufferPointer { e in
+                    for b in 0..<blockCount where starts[b + 1] - starts[b] > 1 {
+                        let lo = starts[b]
+                        for i in (lo + 1)..<starts[b + 1] {
+                            let x = e[i]
+                            let wx = w[Int(x.term)]
+                            var j = i
+                            while j > lo {
+                                let y = e[j - 1]
+                                let wy = w[Int(y.term)]
+                                guard wx > wy || (wx == wy && x.term < y.term) else { break }
+                                e[j] = y
+                                j -= 1
+                            }
+                            e[j] = x
+                        }
+                    }
                 }
             }
         }
@@ -115,13 +134,13 @@ struct Searcher {
         func add(_ t: Int32, _ value: UnsafeRawBufferPointer, _ source: TextIndex.PostingSource) throws {
             if !source.isTier {
                 word.documentFrequencies[Int(t)] += try PostingList.count(value)
-                word.entries.append((t, Int32(source.block), value))
+                word.entries.append((t, Int32(source.block), value, UnsafeRawBufferPointer(start: nil, count: 0)))
                 return
             }
             let first = Int32(source.block << PostingTier.shift)
-            try PostingTier.forEach(value) { sub, bytes in
+            try PostingTier.forEachBounded(value) { sub, bytes, bound in
                 word.documentFrequencies[Int(t)] += try PostingList.count(bytes)
-                word.entries.append((t, first + Int32(sub), bytes))
+                word.entries.append((t, first + Int32(sub), bytes, bound))
             }
         }
         /// The term itself (term id 0 of a lookup that is not a prefix's) found in `source`.
@@ -172,7 +191,7 @@ struct Searcher {
                     entry = try cursor.nextBytes()
                 }
                 values.append(value)
-                if let e = entry, e.key.count > key.count, e.key.starts(with: key) {
+                if let e = entry, e.key.count > key.count, Searcher.hasPrefix(e.key, key) {
                     longer.append(true)
                 } else {
                     longer.append(false)
@@ -180,7 +199,7 @@ struct Searcher {
                 continue
             }
             let termStart = source.prefixCount
-            while let e = entry, e.key.count >= key.count, e.key.starts(with: key) {
+            while let e = entry, e.key.count >= key.count, Searcher.hasPrefix(e.key, key) {
                 let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[termStart...]))
                 let (t, isNew) = ids.id(h)
                 if isNew {
@@ -203,6 +222,16 @@ struct Searcher {
         }
         word.sortBlocks(blockCount: blockCount)
         return word
+    }
+
+    /// Whether `bytes` starts with `prefix` (one `memcmp`, not a generic
+    /// element-by-element `starts(with:)`: a prefix word compares every key
+    /// of its range in every source).
+    @inline(__always)
+    static func hasPrefix(_ bytes: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
+        guard bytes.count >= prefix.count else { return false }
+        guard !prefix.isEmpty else { return true }
+        return prefix.withUnsafeBytes { memcmp(bytes.baseAddress!, $0.baseAddress!, $0.count) } == 0
     }
 
     /// Terms told apart by a hash of their bytes (FNV-1a, fixed), numbered
@@ -236,6 +265,20 @@ struct Searcher {
             return (t, true)
         }
     }
+
+    /// The most a document of a value with `bound` (``PostingBound``; empty:
+    /// none) can get from a term of `weight`.
+    @inline(__always)
+    func bound(_ bound: UnsafeRawBufferPointer, weight: Double) throws -> Double {
+        guard bound.count > 0 else { return weight }
+        let x = try PostingBound.maximum(bound, factor: scratch.factor)
+        return min(weight, weight * x / (TextIndex.k1 + x) * Searcher.boundSlack)
+    }
+
+    /// A bound's score is raised by this factor, so that rounding in its
+    /// computation (`x / (k1 + x)` is monotone in `x`, its floating-point
+    /// result within an ulp or two) never puts it below a score it covers.
+    static let boundSlack = 1 + 1e-9
 
     func idf(_ df: Int) -> Double {
         let n = Double(stats.documentCount)
@@ -292,7 +335,59 @@ struct Searcher {
         // every document touched matches; no `matched` or `score` to keep.
         let single = order.count == 1
 
-        for block in 0..<blockCount {
+        // Block-max: once `keep` documents are scored, a bounded value
+        // (``PostingBound``) whose best score is below the `keep`-th best
+        // cannot change the top and is not decoded; with several words, a
+        // block is skipped when the sum over words of their values' best
+        // bounds (a value without one: its weight) is below it.
+        let bounded = keep != Int.max
+        // One word: every value's bound at once, and the blocks taken best
+        // bound first, so that the `keep`-th best score rises early; once it
+        // is above a block's bound, that block and every later one are out.
+        var entryBounds: [Double] = []
+        var blocks = Array(0..<blockCount)
+        var blockBest: [Double] = []
+        if bounded && single {
+            let word = words[0]
+            entryBounds = [Double](repeating: 0, count: word.entries.count)
+            var best = [(bound: Double, block: Int)](repeating: (0, 0), count: blockCount)
+            for b in 0..<blockCount { best[b].block = b }
+            for (k, e) in word.entries.enumerated() {
+                let value = try bound(e.bound, weight: word.weights[Int(e.term)])
+                entryBounds[k] = value
+                if value > best[Int(e.block)].bound { best[Int(e.block)].bound = value }
+            }
+            best.sort { $0.bound > $1.bound }
+            for i in 0..<blockCount { blocks[i] = best[i].block }
+            blockBest = best.map(\.bound)
+        }
+
+        for (position, block) in blocks.enumerated() {
+            if bounded && single && heap.isFull && blockBest[position] < heap.threshold {
+                // This block and the rest (no higher bounds) cannot reach the
+                // top; at bound 0 they hold no value at all.
+                if blockBest[position] > 0 { complete = false }
+                for b in blocks[position...] { skipped += words[0].starts[b + 1] - words[0].starts[b] }
+                break
+            }
+            // Several words: a block where one has no value matches nothing.
+            if !single && order.contains(where: { words[$0].starts[block] == words[$0].starts[block + 1] }) { continue }
+            if bounded && !single && heap.isFull {
+                var total = 0.0
+                for w in order {
+                    var most = 0.0
+                    for k in words[w].starts[block]..<words[w].starts[block + 1] {
+                        let e = words[w].entries[k]
+                        most = max(most, try bound(e.bound, weight: words[w].weights[Int(e.term)]))
+                    }
+                    total += most
+                }
+                if total < heap.threshold {
+                    complete = false
+                    for w in order { skipped += words[w].starts[block + 1] - words[w].starts[block] }
+                    continue
+                }
+            }
             var alive = true
             var touchedCount = 0
             // One word: a document's score is one contribution, so one below
@@ -311,6 +406,11 @@ struct Searcher {
                     if prune && heap.isFull && weight <= heap.threshold {
                         complete = false
                         break
+                    }
+                    if single && bounded && heap.isFull && entryBounds[k] < heap.threshold {
+                        complete = false
+                        skipped += 1
+                        continue
                     }
                     try accumulate(e.bytes, weight: weight, rank: rank, floor: floor, scratch, &touchedCount, &rejected)
                 }

@@ -43,7 +43,10 @@ extension TextIndex {
         cost.keys += 1
         guard stats.documentCount > 0 else { return [] }
         var searcher = try Searcher(index: self, txn: txn, stats: stats)
-        defer { cost.keys += searcher.reads }
+        defer {
+            cost.keys += searcher.reads
+            cost.skippedValues += searcher.skipped
+        }
         // First keep only what can reach the top `limit`; when expired
         // documents push the answer below that, search again keeping all.
         let pruned = try searcher.run(exact: words, prefix: last, keep: limit)

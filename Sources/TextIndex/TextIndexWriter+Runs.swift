@@ -162,7 +162,7 @@ extension TextIndexWriter {
             parts.removeAll(keepingCapacity: true)
             for (value, member) in zip(values, members) where !value.isEmpty { parts.append((member, value)) }
             guard !parts.isEmpty else { return }
-            PostingTier.encode(parts, into: &out)
+            try PostingTier.encode(parts, into: &out)
             key.removeLast(key.count - prefix.count)
             key.append(contentsOf: term)
             if append == nil { append = try TextIndexWriter.sortsLast(key, in: index.postings, txn) }
@@ -291,7 +291,7 @@ extension TextIndexWriter {
                 _ = try PostingList.merge(nil, slice, payloads: arena, into: &value)
                 if !value.isEmpty { parts.insert((sub, ArraySlice(value)), at: k ?? parts.count) }
             }
-            PostingTier.encode(parts, into: &tierValue)
+            try PostingTier.encode(parts, into: &tierValue)
             if !tierValue.isEmpty {
                 try index.postings.put(tierValue, forKey: key, in: txn)
             } else if stored {
