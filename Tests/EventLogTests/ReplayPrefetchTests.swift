@@ -84,10 +84,10 @@ struct ReplayPrefetchTests {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let store = try EventStore<PreparingViews>(path: dir.path, options: fastOptions())
-        // About 20 MB of payload: several rebuild chunks (4 MB) and read-ahead
-        // windows (8 MB), with one event of 9 MB in the middle.
+        // About 29 MB of payload: several rebuild chunks (4 MiB) and a
+        // read-ahead window (16 MiB), with one event of 17 MiB in the middle.
         for n in 0..<400 {
-            try store.append([event("test.sized", n, size: n == 200 ? 9 << 20 : 30_000)])
+            try store.append([event("test.sized", n, size: n == 200 ? 17 << 20 : 30_000)])
         }
         let ledger = PreparationLedger.shared
         ledger.reset()
