@@ -35,9 +35,9 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var preparedThrough: Position
-    /// The furthest event the writer waited for.
-    private var wanted: Position = 0
-    /// The event the writer is on: the thread does not read what it passed.
+    /// The event the writer is on: the thread does not read what it passed,
+    /// and reads past the window while the writer waits beyond what it
+    /// prepared (`writerAt > preparedThrough`).
     private var writerAt: Position = 0
     /// Another process grew the map: the thread reads again after the
     /// writer's next commit (``readUnlessResized``), and the writer does not
@@ -74,13 +74,13 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
         while true {
             condition.lock()
             while !stopping && retired.isEmpty
-                    && (exhausted || waitingForResize || (heldBytes >= windowBytes && wanted <= preparedThrough)) {
+                    && (exhausted || waitingForResize || (heldBytes >= windowBytes && writerAt <= preparedThrough)) {
                 condition.wait()
             }
             let stop = stopping, commitsSeen = commits
             // Not what the writer already passed (it applied those without).
             let from = max(position, writerAt > 0 ? writerAt - 1 : 0)
-            let reads = !exhausted && !waitingForResize && (heldBytes < windowBytes || wanted > preparedThrough)
+            let reads = !exhausted && !waitingForResize && (heldBytes < windowBytes || writerAt > preparedThrough)
             let done = retired
             retired.removeAll()
             condition.unlock()
@@ -141,7 +141,6 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
         defer { condition.unlock() }
         writerAt = position
         guard preparedThrough < position else { return }
-        wanted = max(wanted, position)
         condition.broadcast()
         while preparedThrough < position && !exhausted && !waitingForResize { condition.wait() }
     }

@@ -160,11 +160,7 @@ public final class Environment: @unchecked Sendable {
     /// slots of dead processes are cleared (`mdb_reader_check`) and the begin
     /// is tried once more; then it throws ``LMDBError/readersFull``.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
-        gate.enterShared()
-        defer { gate.leaveShared() }
-        let txn = try ReadTransaction(environment: self, begin: beginReading())
-        defer { txn.abortIfOpen() }
-        return try body(txn)
+        try read(adoptingResize: true, body)
     }
 
     /// ``read(_:)``, except that when another process grew the map since
@@ -174,9 +170,13 @@ public final class Environment: @unchecked Sendable {
     /// transaction while it waits for the helper: adopting there would wait
     /// for the caller, which waits for it.
     public func readUnlessResized<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        try read(adoptingResize: false, body)
+    }
+
+    private func read<R>(adoptingResize: Bool, _ body: (ReadTransaction) throws -> R) throws -> R {
         gate.enterShared()
         defer { gate.leaveShared() }
-        let txn = try ReadTransaction(environment: self, begin: beginReading(adoptingResize: false))
+        let txn = try ReadTransaction(environment: self, begin: beginReading(adoptingResize: adoptingResize))
         defer { txn.abortIfOpen() }
         return try body(txn)
     }
@@ -261,18 +261,15 @@ public final class Environment: @unchecked Sendable {
     /// `mdb_txn_begin`, adopting a map that another process grew.
     private func beginAdoptingResize(parent: OpaquePointer?, flags: UInt32) throws -> OpaquePointer {
         while true {
-            var txn: OpaquePointer?
-            let rc = mdb_txn_begin(pointer, parent, flags, &txn)
-            if rc == MDB_MAP_RESIZED {
+            do {
+                return try beginTransaction(parent: parent, flags: flags)
+            } catch LMDBError.mapResized {
                 gate.leaveShared()
                 defer { gate.enterShared() }
                 try gate.exclusively {
                     try check(mdb_env_set_mapsize(pointer, 0), "mdb_env_set_mapsize")
                 }
-                continue
             }
-            try check(rc, "mdb_txn_begin")
-            return txn!
         }
     }
 
