@@ -137,9 +137,10 @@ enum PostingBound {
     }
 
     /// The largest `x = Σ_fields factor(slot, norm) · tf` of the impacts in
-    /// `bound` (``factor``: ``Searcher/ScoreScratch/factor``), summed field by
-    /// field in slot order as ``Searcher`` sums a document's, so that it is
-    /// never below a covered document's `x` in floating point either.
+    /// `bound` (``factor``: ``Searcher/ScoreScratch/factor``), summed by
+    /// ``Searcher/fieldSum(mask:_:_:factor:corrupt:)`` as a document's is, so
+    /// that it is never below a covered document's `x` in floating point
+    /// either.
     @inline(__always)
     static func maximum(_ bound: UnsafeRawBufferPointer, factor: UnsafeMutablePointer<Double>) throws -> Double {
         guard let base = bound.baseAddress?.assumingMemoryBound(to: UInt8.self), bound.count > 0 else {
@@ -150,17 +151,9 @@ enum PostingBound {
         _ = try Searcher.varint(&p, end)
         var best = 0.0
         while p < end {
-            var m = p.pointee
+            let mask = p.pointee
             p += 1
-            var x = 0.0
-            while m != 0 {
-                let slot = m.trailingZeroBitCount
-                m &= m - 1
-                let tf = try Searcher.varint(&p, end)
-                guard p < end else { throw TextIndexError.corrupt("postings bound") }
-                x += Double(tf) * factor[slot &* 256 &+ Int(p.pointee)]
-                p += 1
-            }
+            let x = try Searcher.fieldSum(mask: mask, &p, end, factor: factor, corrupt: "postings bound")
             if x > best { best = x }
         }
         return best

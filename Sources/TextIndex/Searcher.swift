@@ -544,16 +544,7 @@ struct Searcher {
                     for _ in 0..<mask.nonzeroBitCount { _ = try Searcher.varint(&p, end); p += 1 }
                     continue
                 }
-                var x = 0.0
-                var m = mask
-                while m != 0 {
-                    let slot = m.trailingZeroBitCount
-                    m &= m - 1
-                    let tf = try Searcher.varint(&p, end)
-                    guard p < end else { throw TextIndexError.corrupt("posting payload") }
-                    x += Double(tf) * factor[slot &* 256 &+ Int(p.pointee)]
-                    p += 1
-                }
+                let x = try Searcher.fieldSum(mask: mask, &p, end, factor: factor, corrupt: "posting payload")
                 // Never 0: 0 in `best` means "not touched yet".
                 let s = max(weight * x / (k1 + x), .leastNormalMagnitude)
                 if s < floor {
@@ -566,6 +557,28 @@ struct Searcher {
             }
         }
         touchedCount = n
+    }
+
+    /// `x = Σ_fields factor(slot, norm) · tf` of one document's payload at
+    /// `p` (a varint frequency and a norm byte for each field `mask` lists,
+    /// in slot order): its BM25F weight before saturation. A block's bound
+    /// (``PostingBound/maximum(_:factor:)``) sums its impacts with this same
+    /// code, so that it is never below a covered document's `x`, in
+    /// floating point too.
+    @inline(__always)
+    static func fieldSum(mask: UInt8, _ p: inout UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>,
+                         factor: UnsafeMutablePointer<Double>, corrupt what: @autoclosure () -> String) throws -> Double {
+        var x = 0.0
+        var m = mask
+        while m != 0 {
+            let slot = m.trailingZeroBitCount
+            m &= m - 1
+            let tf = try varint(&p, end)
+            guard p < end else { throw TextIndexError.corrupt(what()) }
+            x += Double(tf) * factor[slot &* 256 &+ Int(p.pointee)]
+            p += 1
+        }
+        return x
     }
 
     @inline(__always)
