@@ -14,10 +14,42 @@ final class PreparationLedger: @unchecked Sendable {
     private(set) var hits = 0
     private(set) var misses = 0
     private(set) var preparedEvents = 0
+    /// Events prepared on the rebuild writer's thread (``holdPrefetch(writer:)``).
+    private(set) var preparedByWriter = 0
+    private var writer: pthread_t?
+    private var gate: DispatchSemaphore?
+    private var gateTaken = false
 
     func reset() {
         lock.lock(); defer { lock.unlock() }
         digests = [:]; hits = 0; misses = 0; preparedEvents = 0
+        preparedByWriter = 0; writer = nil; gate = nil; gateTaken = false
+    }
+
+    /// Makes the prefetch thread's first `prepare` wait until the writer
+    /// (the thread `writer`) prepared something itself, or a minute passed.
+    func holdPrefetch(writer: pthread_t) {
+        lock.lock(); defer { lock.unlock() }
+        self.writer = writer
+        gate = DispatchSemaphore(value: 0)
+        gateTaken = false
+    }
+
+    /// Called at the start of every `prepare`.
+    func willPrepare(count: Int) {
+        lock.lock()
+        guard let writer else { return lock.unlock() }
+        if pthread_equal(pthread_self(), writer) != 0 {
+            preparedByWriter += count
+            gate?.signal()
+            lock.unlock()
+        } else if let held = gate, !gateTaken {
+            gateTaken = true   // only the first
+            lock.unlock()
+            _ = held.wait(timeout: .now() + 60)
+        } else {
+            lock.unlock()
+        }
     }
 
     func insert(_ prepared: [(Position, [UInt8])]) {
@@ -71,6 +103,7 @@ struct PreparingViews: ProjectionSet {
 
     func prepare(_ events: [RecordedEvent]) -> PreparedEvents? {
         let ledger = PreparationLedger.shared
+        ledger.willPrepare(count: events.count)
         ledger.insert(events.map { ($0.position, PayloadDigests.digest($0.payload)) })
         let positions = events.map(\.position)
         return PreparedEvents { ledger.remove(positions) }
@@ -98,6 +131,28 @@ struct ReplayPrefetchTests {
         #expect(ledger.hits == 400 && ledger.misses == 0, "hits \(ledger.hits), misses \(ledger.misses)")
         #expect(ledger.preparedEvents == 400)
         // And all of it forgotten once the rebuild ended.
+        #expect(ledger.held == 0)
+    }
+
+    @Test("a writer that would wait for the prefetch thread prepares events itself, and none is prepared twice")
+    func writerSharesThePreparation() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore<PreparingViews>(path: dir.path, options: fastOptions())
+        // 100 KB events: one a slot.
+        for n in 0..<120 { try store.append([event("test.sized", n, size: 100_000)]) }
+        let ledger = PreparationLedger.shared
+        ledger.reset()
+        // The prefetch thread is stuck on its first event until the writer
+        // has prepared one: a writer that only waited would wait a minute,
+        // then find that it prepared nothing.
+        ledger.holdPrefetch(writer: pthread_self())
+        let comparison = try store.verifyViews(full: true)
+        #expect(comparison.isEqual, "\(String(describing: comparison.difference))")
+        #expect(ledger.preparedByWriter > 0)
+        #expect(ledger.preparedByWriter < 120, "the prefetch thread prepared nothing")
+        #expect(ledger.hits == 120 && ledger.misses == 0, "hits \(ledger.hits), misses \(ledger.misses)")
+        #expect(ledger.preparedEvents == 120)
         #expect(ledger.held == 0)
     }
 
