@@ -48,6 +48,10 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// ``StoreOptions/readOnly``); a read then reports views that lag the
     /// log (``viewStatus()``) instead of answering from them as current.
     public init(path: String, options: StoreOptions = StoreOptions()) throws {
+        guard options.rebuildReadAhead >= 0 else {
+            throw EventLogError(.invalidArgument, operation: "open",
+                                "rebuildReadAhead is \(options.rebuildReadAhead); it must be 0 (no read-ahead) or more bytes")
+        }
         let dataFile = URL(fileURLWithPath: path).appendingPathComponent("data.mdb").path
         if (options.readOnly || !options.createIfMissing) && !FileManager.default.fileExists(atPath: dataFile) {
             throw EventLogError(.storeMissing, operation: "open", "no store at \(path) (no data.mdb there)")

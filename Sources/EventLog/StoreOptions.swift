@@ -31,6 +31,13 @@ public struct StoreOptions: Sendable {
     public var maxGroupCommit = 64
     /// Events per transaction while a projection catches up on open.
     public var catchUpChunk = 10_000
+    /// Payload, in bytes, that a rebuild (replay, verification) reads ahead
+    /// of its writer and prepares on a second thread (``ProjectionSet/prepare(_:)``:
+    /// decoding, tokenizing), holding what it prepared until the writer has
+    /// committed it. The activity views hold about 8 bytes of memory per
+    /// byte of payload (the corpus: about +130 MB at the default 16 MiB).
+    /// 0: no second thread; the writer does all the work.
+    public var rebuildReadAhead = 16 << 20
     /// Snapshots taken by the store itself after commits; nil: only on request.
     public var snapshotPolicy: SnapshotPolicy?
     /// Open to read only (`MDB_RDONLY`): no write transaction ever, so no

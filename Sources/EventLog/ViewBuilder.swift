@@ -163,19 +163,21 @@ final class ViewBuilder<Views: ProjectionSet> {
 
     /// Applies the source's log after ``position`` through `end`, with the
     /// events after the chunk being applied prepared meanwhile on another
-    /// thread (``ReplayPrefetch``).
+    /// thread (``ReplayPrefetch``), unless ``StoreOptions/rebuildReadAhead`` is 0.
     func apply(through end: Position) throws {
         guard position < end else { return }
-        let prefetch = ReplayPrefetch(source: source, views: views, after: position, through: end,
-                                      windowBytes: 4 * chunkBytes)
+        let readAhead = source.options.rebuildReadAhead
+        let prefetch = readAhead > 0
+            ? ReplayPrefetch(source: source, views: views, after: position, through: end, windowBytes: readAhead)
+            : nil
         self.prefetch = prefetch
         defer {
             self.prefetch = nil
-            prefetch.stop()
+            prefetch?.stop()
         }
         while position < end {
             try applyChunk(through: end) { body in try source.environment.read(body) }   // the log only: never refused as stale
-            prefetch.release(through: position)
+            prefetch?.release(through: position)
             progress?(ReplayProgress(phase: .log, position: position, end: end, events: eventsApplied, seconds: seconds))
         }
     }

@@ -36,6 +36,25 @@ struct ReplayCommandTests {
         #expect(try CLI.run(["snapshot", "delete", "--store", store, String(position)]).status != 0)
     }
 
+    @Test("replay --read-ahead 0 rebuilds on one thread to the same views; a size out of range is refused with the allowed range")
+    func readAhead() throws {
+        let dir = try ReadCommandTests.store()
+        defer { dir.remove() }
+        let store = dir.sub("store")
+        let before = try ApplyTests.views(store)
+        let verify = try CLI.run(["replay", "--store", store, "--verify", "--read-ahead", "0", "--json"])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        #expect(try verify.object()["equal"] as? Bool == true)
+        let full = try CLI.run(["replay", "--store", store, "--full", "--read-ahead", "1", "--json"])
+        #expect(full.status == 0, "\(full.stderr)")
+        #expect(jsonEqual(try ApplyTests.views(store), before))
+        for bad in ["-1", "4097"] {
+            let run = try CLI.run(["replay", "--store", store, "--full", "--read-ahead=\(bad)"])
+            #expect(run.status != 0)
+            #expect(run.stderr.contains("--read-ahead is \(bad) MiB; it must be 0 (one thread) to 4096"), "\(run.stderr)")
+        }
+    }
+
     @Test("replay --to P --into DIR equals a store that only ever saw positions 1…P")
     func timeTravel() throws {
         let dir = try ReadCommandTests.store()

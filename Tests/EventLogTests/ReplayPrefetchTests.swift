@@ -156,6 +156,29 @@ struct ReplayPrefetchTests {
         #expect(ledger.held == 0)
     }
 
+    @Test("rebuildReadAhead 0: the writer does all the work on its own thread, to the same views; a negative size is refused")
+    func noReadAhead() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var options = fastOptions()
+        options.rebuildReadAhead = 0
+        let store = try EventStore<PreparingViews>(path: dir.path, options: options)
+        for n in 0..<50 { try store.append([event("test.sized", n, size: 10_000)]) }
+        let ledger = PreparationLedger.shared
+        ledger.reset()
+        let comparison = try store.verifyViews(full: true)
+        #expect(comparison.isEqual, "\(String(describing: comparison.difference))")
+        #expect(ledger.preparedEvents == 0 && ledger.misses == 50)
+
+        options.rebuildReadAhead = -1
+        #expect {
+            _ = try EventStore<PreparingViews>(path: dir.path, options: options)
+        } throws: { error in
+            (error as? EventLogError)?.code == .invalidArgument
+                && "\(error)".contains("rebuildReadAhead is -1; it must be 0 (no read-ahead) or more bytes")
+        }
+    }
+
     @Test("a rebuild stopped by a writer's error releases what was prepared, and the next one starts clean")
     func failedRebuildReleases() throws {
         let dir = TemporaryDirectory()

@@ -39,10 +39,16 @@ struct ReplayCommand: Subcommand {
     @Option(help: ArgumentHelp("The directory of the time-travel store (with --to); it must not hold a store.", valueName: "dir"))
     var into: String?
 
+    @Option(help: ArgumentHelp("Payload to read and prepare ahead of the rebuild's writer, on a second core; what is prepared stays in memory until written (about 8 bytes a byte). 0: one thread.", valueName: "MiB"))
+    var readAhead = StoreOptions().rebuildReadAhead >> 20
+
     @Flag(help: "Print JSON.")
     var json = false
 
     func validate() throws {
+        guard (0...4096).contains(readAhead) else {
+            throw ValidationError("--read-ahead is \(readAhead) MiB; it must be 0 (one thread) to 4096")
+        }
         if (to == nil) != (into == nil) { throw ValidationError("--to and --into go together") }
         if verify && to != nil { throw ValidationError("--verify compares the live views; it does not take --to") }
     }
@@ -50,7 +56,8 @@ struct ReplayCommand: Subcommand {
     func execute() throws {
         // --verify and --to/--into only read the live store (they build elsewhere): read-only, so
         // they neither wait for a writer nor catch its views up first. A rebuild writes.
-        let store = try verify || into != nil ? location.openForReading() : location.openExisting()
+        let readAhead = { (options: inout StoreOptions) in options.rebuildReadAhead = self.readAhead << 20 }
+        let store = try verify || into != nil ? location.openForReading(adjusting: readAhead) : location.openExisting(adjusting: readAhead)
         let progress = Progress()
         defer { progress.finish() }
         if verify {

@@ -24,8 +24,10 @@ struct StoreLocation: ParsableArguments {
 
     /// Opens an existing store for a command that writes; a missing one is
     /// an error naming the path.
-    func openExisting() throws -> ActivityStore {
-        try Self.open(path, create: false)
+    func openExisting(adjusting adjust: (inout StoreOptions) -> Void = { _ in }) throws -> ActivityStore {
+        var options = Self.options(create: false)
+        adjust(&options.store)
+        return try ActivityStore(path: path, options: options)
     }
 
     /// Opens an existing store read-only, for a command that only reads
@@ -33,8 +35,9 @@ struct StoreLocation: ParsableArguments {
     /// waits for a writer and works on a read-only directory; no catch-up or
     /// rebuild of the views. Lagging views are refused by the reads, or
     /// served with a warning here under `--allow-lagging-views`.
-    func openForReading() throws -> ActivityStore {
+    func openForReading(adjusting adjust: (inout StoreOptions) -> Void = { _ in }) throws -> ActivityStore {
         var options = Self.options(create: false)
+        adjust(&options.store)
         options.store.readOnly = true
         options.store.servesLaggingViews = allowLaggingViews
         let store = try ActivityStore(path: path, options: options)
