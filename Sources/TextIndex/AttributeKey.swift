@@ -18,9 +18,13 @@ import Foundation
 ///                       so that byte order is numeric order; NaN is not indexed
 /// ```
 ///
-/// `kind`, `expirationDate` and (unless given) `uniqueIdentifier` are
-/// indexed as attributes too. Text fields are not: their words are in the
-/// postings, their presence in database `masks`.
+/// `kind` and `expirationDate` are indexed as attributes too. Text fields
+/// are not: their words are in the postings, their presence in database
+/// `masks`. `uniqueIdentifier` is the document's identifier unless the
+/// document gives it, and the identifier is not indexed here (database
+/// `ids` holds it, keyed by kind and identifier): a document that gives
+/// `uniqueIdentifier` (as an attribute or a field) has the key
+/// `uniqueIdentifier 0x00 'e'` (no value) in its block instead.
 ///
 /// ```swift
 /// AttributeKey.prefix(name: "domainIdentifier", string: "orders")   // "domainIdentifier\0sorders\0"
@@ -36,8 +40,12 @@ enum AttributeKey {
         if let e = doc.expirationDate, let k = prefix(name: "expirationDate", type: "d", number: e.timeIntervalSinceReferenceDate) {
             keys.append(k)
         }
-        if doc.attributes["uniqueIdentifier"] == nil && doc.fields["uniqueIdentifier"] == nil {
-            keys.append(stringKey(name: "uniqueIdentifier", doc.identifier))
+        // A document's own identifier is not indexed here: `ids` holds it
+        // (``QueryEvaluator/identifierMatches(_:)``). A document that gives
+        // `uniqueIdentifier` itself is marked, so that a presence test
+        // knows which documents answer with their identifier.
+        if doc.attributes["uniqueIdentifier"] != nil || doc.fields["uniqueIdentifier"] != nil {
+            keys.append(prefix(name: "uniqueIdentifier", type: "e"))
         }
         for (name, value) in doc.attributes {
             switch value {

@@ -140,7 +140,18 @@ struct QueryEvaluator {
     /// A superset of the documents where `name` matches `pattern`.
     mutating func stringCandidates(_ name: String, _ pattern: StringPattern) throws -> Set<UInt32> {
         if pattern.isPresenceTest {
-            var result = try valueRange(AttributeKey.prefix(name: name))
+            var result: Set<UInt32>
+            if name == "uniqueIdentifier" {
+                // Every document answers with its identifier (never empty), but
+                // those that give the name themselves (marked 'e'): they answer
+                // with their values, if any.
+                result = try allDocuments().subtracting(valueRange(AttributeKey.prefix(name: name, type: "e")))
+                for type: Character in ["s", "n", "d"] {
+                    result.formUnion(try valueRange(AttributeKey.prefix(name: name, type: type)))
+                }
+            } else {
+                result = try valueRange(AttributeKey.prefix(name: name))
+            }
             if textFields.contains(name) { result.formUnion(try documentsWithField(IndexField(name: name))) }
             return result
         }
@@ -155,6 +166,7 @@ struct QueryEvaluator {
         } else {
             result = try valueRange(AttributeKey.prefix(name: name, type: "s"))
         }
+        if name == "uniqueIdentifier" { result.formUnion(try identifierMatches(pattern)) }
         // Built-in names that are never text fields.
         if name == "kind" || name == "uniqueIdentifier" && !textFields.contains(name) { return result }
         // Text-field side.
@@ -279,6 +291,64 @@ struct QueryEvaluator {
 
     /// Document ids of the space's attribute-index keys that start with
     /// `prefix` (an attribute key without the space id).
+    /// The documents whose identifier matches `pattern`, from `ids` (space,
+    /// kind, 0x00, identifier → document id): the identifier of each key in
+    /// the range is matched as ``matches(_:_:_:_:)`` would match it. Without
+    /// modifiers the range of each kind is cut to the identifiers that start
+    /// with ``identifierSeekPrefix(_:)``; with `c`, `d`, `w` or `t` every
+    /// identifier of the space is matched (a folded value does not say
+    /// where its unfolded forms sort).
+    mutating func identifierMatches(_ pattern: StringPattern) throws -> Set<UInt32> {
+        var result = Set<UInt32>()
+        let seekPrefix = QueryEvaluator.identifierSeekPrefix(pattern)
+        let cursor = try index.ids.cursor(in: txn)
+        let space = index.spacePrefix
+        reads += 1
+        var entry = try space.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.starts(with: space) {
+            guard let nul = e.key[space.count...].firstIndex(of: 0) else { break }
+            let identifier = UnsafeRawBufferPointer(rebasing: e.key[(nul + 1)...])
+            if !seekPrefix.isEmpty && !identifier.starts(with: seekPrefix) {
+                // Before the prefix: to it, within this kind; past it: to the next kind
+                // (kinds hold no NUL, so `kind 0x01` sorts after every key of `kind`).
+                var target = Array(e.key[..<(nul + 1)])
+                if identifier.lexicographicallyPrecedes(seekPrefix) {
+                    target += seekPrefix
+                } else {
+                    target[nul] = 1
+                }
+                reads += 1
+                entry = try target.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+                continue
+            }
+            if pattern.matches(String(decoding: identifier, as: UTF8.self)) {
+                result.insert(UInt32(bigEndian: e.value.loadUnaligned(as: UInt32.self)))
+            }
+            reads += 1
+            entry = try cursor.nextBytes()
+        }
+        return result
+    }
+
+    /// Bytes that every identifier `pattern` matches starts with (empty:
+    /// no such bound). Without modifiers a pattern compares NFC forms, and
+    /// the NFC form of an identifier starts with the same ASCII bytes as
+    /// the identifier up to the first `K`, `;` or `` ` ``: NFC keeps ASCII
+    /// and never composes into it, and the only other scalars whose NFC is
+    /// ASCII are U+212A KELVIN SIGN, U+037E GREEK QUESTION MARK and U+1FEF
+    /// GREEK VARIA (checked for every scalar by the tests). So the bound is
+    /// the first literal's ASCII bytes up to the first of those three.
+    static func identifierSeekPrefix(_ pattern: StringPattern) -> [UInt8] {
+        guard !pattern.caseInsensitive, !pattern.diacriticInsensitive, !pattern.wordMatch, !pattern.tokenMatch,
+              let first = pattern.folded.first else { return [] }
+        var prefix: [UInt8] = []
+        for b in first {
+            if b >= 0x80 || b == UInt8(ascii: "K") || b == UInt8(ascii: ";") || b == UInt8(ascii: "`") { break }
+            prefix.append(b)
+        }
+        return prefix
+    }
+
     mutating func valueRange(_ prefix: [UInt8]) throws -> Set<UInt32> {
         var result = Set<UInt32>()
         let prefix = index.scoped(prefix)
