@@ -289,8 +289,6 @@ struct QueryEvaluator {
         return result
     }
 
-    /// Document ids of the space's attribute-index keys that start with
-    /// `prefix` (an attribute key without the space id).
     /// The documents whose identifier matches `pattern`, from `ids` (space,
     /// kind, 0x00, identifier → document id): the identifier of each key in
     /// the range is matched as ``matches(_:_:_:_:)`` would match it. Without
@@ -349,6 +347,8 @@ struct QueryEvaluator {
         return prefix
     }
 
+    /// Document ids of the space's attribute-index keys that start with
+    /// `prefix` (an attribute key without the space id).
     mutating func valueRange(_ prefix: [UInt8]) throws -> Set<UInt32> {
         var result = Set<UInt32>()
         let prefix = index.scoped(prefix)

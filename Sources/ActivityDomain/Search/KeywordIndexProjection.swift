@@ -30,7 +30,8 @@ public struct KeywordIndexProjection: Projection {
     /// 9 (the layout: runs, no term lists, items' content referred to in
     /// the log, one attribute-index key per value and block, sealed postings
     /// in tiers of 4 blocks, with a score bound per block of 16 documents
-    /// or more, a document's own identifier in `ids` alone) and the tokenizer that made the terms (``Tokenizer/identityNumber``:
+    /// or more, a document's own identifier in `ids` alone) and the
+    /// tokenizer that made the terms (``Tokenizer/identityNumber``:
     /// its rules and ICU's version), so that a process with another ICU
     /// rebuilds the index rather than remove a document's terms as another
     /// tokenizer splits its stored text.
