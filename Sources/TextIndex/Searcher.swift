@@ -138,10 +138,12 @@ struct Searcher {
                 return
             }
             let first = Int32(source.block << PostingTier.shift)
+            var count = 0
             try PostingTier.forEachBounded(value) { sub, bytes, bound in
-                word.documentFrequencies[Int(t)] += try PostingList.count(bytes)
+                count += try PostingList.count(bytes)
                 word.entries.append((t, first + Int32(sub), bytes, bound))
             }
+            word.documentFrequencies[Int(t)] += count
         }
         /// The term itself (term id 0 of a lookup that is not a prefix's) found in `source`.
         func addExact(_ value: UnsafeRawBufferPointer, _ source: TextIndex.PostingSource) throws {
@@ -169,9 +171,18 @@ struct Searcher {
                 }
                 continue
             }
-            key.removeAll(keepingCapacity: true)
-            source.appendPrefix(to: &key)
-            key.append(contentsOf: term)
+            // The source's key before the term, written over the previous one's.
+            if key.count != source.prefixCount + term.count {
+                key.removeAll(keepingCapacity: true)
+                source.appendPrefix(to: &key)
+                key.append(contentsOf: term)
+            } else {
+                key.withUnsafeMutableBytes { k in
+                    k.storeBytes(of: source.space.bigEndian, toByteOffset: 0, as: UInt32.self)
+                    k.storeBytes(of: source.block.bigEndian, toByteOffset: 4, as: UInt32.self)
+                    if let start = source.runStart { k.storeBytes(of: start.bigEndian, toByteOffset: 8, as: UInt16.self) }
+                }
+            }
             reads += 1
             if !prefix {
                 if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
@@ -319,6 +330,7 @@ struct Searcher {
     /// `threshold`: the score of the `keep`-th best, when there are that many.
     mutating func score(_ words: [WordPostings], keep: Int) throws
         -> (scored: [(id: UInt32, score: Double)], complete: Bool, threshold: Double?) {
+        if words.count == 1 { return try scoreOne(words[0], keep: keep) }
         let prune = words.count == 1 && keep != Int.max
         // Rarest word first: it decides which documents the others may add to.
         let dfs = words.map(\.totalFrequency)
@@ -461,6 +473,115 @@ struct Searcher {
             if result.count < before { complete = false }
         }
         return (result, complete, heap.isFull ? heap.threshold : nil)
+    }
+
+    /// ``score(_:keep:)`` of one word: a document's score is its best
+    /// term's contribution, and every document touched matches (no
+    /// `matched` or `score` to keep). Only blocks that hold the word are
+    /// visited; with a `keep`, best bound first (see below).
+    mutating func scoreOne(_ word: WordPostings, keep: Int) throws
+        -> (scored: [(id: UInt32, score: Double)], complete: Bool, threshold: Double?) {
+        let bounded = keep != Int.max
+        var heap = TopK.Heap(capacity: bounded ? keep : 0)
+        var result: [(id: UInt32, score: Double)] = []
+        result.reserveCapacity(bounded ? 4 * keep : 256)
+        var complete = true
+        let touched = scratch.touched, best = scratch.best
+        // Block-max: every value's bound (``PostingBound``; a value without
+        // one: its term's weight), and the blocks taken best bound first, so
+        // that the `keep`-th best score rises early; once it is above a
+        // block's bound, that block and every later one are out, and within
+        // a block a value whose bound is below it is not decoded.
+        var entryBounds: [Double] = []
+        var visit: [Int] = []
+        var visitBound: [Double] = []
+        if bounded {
+            entryBounds = [Double](repeating: 0, count: word.entries.count)
+            var most = [Double](repeating: 0, count: blockCount)
+            for k in word.entries.indices {
+                let e = word.entries[k]
+                let value = try bound(e.bound, weight: word.weights[Int(e.term)])
+                entryBounds[k] = value
+                if value > most[Int(e.block)] { most[Int(e.block)] = value }
+            }
+            visit = Searcher.bestFirst(most, starts: word.starts, bounds: &visitBound)
+        } else {
+            visit.reserveCapacity(blockCount)
+            for b in 0..<blockCount where word.starts[b] < word.starts[b + 1] { visit.append(b) }
+        }
+        try word.entries.withUnsafeBufferPointer { entries in
+            try word.weights.withUnsafeBufferPointer { weights in
+                for (position, block) in visit.enumerated() {
+                    if bounded && heap.isFull && visitBound[position] < heap.threshold {
+                        // This block and the rest (no higher bounds) cannot reach the top.
+                        if visitBound[position] > 0 { complete = false }
+                        for b in visit[position...] { skipped += word.starts[b + 1] - word.starts[b] }
+                        break
+                    }
+                    var touchedCount = 0
+                    // A contribution below the `keep`-th best so far is out
+                    // (and the result is then not complete).
+                    let floor = heap.isFull ? heap.threshold : -Double.infinity
+                    var rejected = false
+                    for k in word.starts[block]..<word.starts[block + 1] {
+                        let e = entries[k]
+                        let weight = weights[Int(e.term)]
+                        if bounded && heap.isFull {
+                            // Terms by decreasing weight: the rest weigh no more.
+                            if weight <= heap.threshold { complete = false; break }
+                            if entryBounds[k] < heap.threshold {
+                                complete = false
+                                skipped += 1
+                                continue
+                            }
+                        }
+                        try accumulate(e.bytes, weight: weight, rank: 0, floor: floor, scratch, &touchedCount, &rejected)
+                    }
+                    if rejected { complete = false }
+                    let base = UInt32(block) << TextIndex.blockShift
+                    for i in 0..<touchedCount {
+                        let o = Int(touched[i])
+                        let s = best[o]
+                        best[o] = 0
+                        let id = base | UInt32(o)
+                        if !bounded {
+                            result.append((id, s))
+                        } else if !heap.isFull || s >= heap.threshold {
+                            heap.insert((id, s))
+                            result.append((id, s))
+                        } else {
+                            complete = false
+                        }
+                    }
+                }
+            }
+        }
+        if bounded && heap.isFull {
+            let floor = heap.threshold
+            let before = result.count
+            result.removeAll { $0.score < floor }
+            if result.count < before { complete = false }
+        }
+        return (result, complete, heap.isFull ? heap.threshold : nil)
+    }
+
+    /// The blocks that hold a value (`starts[b] < starts[b + 1]`), by
+    /// decreasing `most[b]`, ties by block; `bounds` gets each one's bound
+    /// rounded up to 28 bits of mantissa (still a bound), by which they are
+    /// sorted: one integer key a block (no comparison closure).
+    static func bestFirst(_ most: [Double], starts: [Int], bounds: inout [Double]) -> [Int] {
+        var keys: [UInt64] = []
+        keys.reserveCapacity(most.count)
+        let low: UInt64 = 1 << 24 - 1
+        for b in most.indices where starts[b] < starts[b + 1] {
+            let bits = most[b].bitPattern
+            let q = (bits >> 24) + (bits & low == 0 ? 0 : 1)
+            // Decreasing q, then increasing block (< 2^20: 32-bit ids, 4,096 a block).
+            keys.append((~q & (1 << 40 - 1)) << 24 | UInt64(b))
+        }
+        keys.sort()
+        bounds = keys.map { Double(bitPattern: (~($0 >> 24) & (1 << 40 - 1)) << 24) }
+        return keys.map { Int($0 & low) }
     }
 
     /// Per-document state of one block while a query is scored, left as
