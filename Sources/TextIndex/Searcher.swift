@@ -331,7 +331,6 @@ struct Searcher {
     mutating func score(_ words: [WordPostings], keep: Int) throws
         -> (scored: [(id: UInt32, score: Double)], complete: Bool, threshold: Double?) {
         if words.count == 1 { return try scoreOne(words[0], keep: keep) }
-        let prune = words.count == 1 && keep != Int.max
         // Rarest word first: it decides which documents the others may add to.
         let dfs = words.map(\.totalFrequency)
         let order = words.indices.sorted { a, b in dfs[a] != dfs[b] ? dfs[a] < dfs[b] : a < b }
@@ -343,55 +342,31 @@ struct Searcher {
         var candidates: [Int32] = []
         candidates.reserveCapacity(size)
         let touched = scratch.touched, matched = scratch.matched, best = scratch.best, sum = scratch.score
-        // One word: a document's score is its best term's contribution, and
-        // every document touched matches; no `matched` or `score` to keep.
-        let single = order.count == 1
 
-        // Block-max: once `keep` documents are scored, a bounded value
-        // (``PostingBound``) whose best score is below the `keep`-th best
-        // cannot change the top and is not decoded; with several words, a
-        // block is skipped when the sum over words of their values' best
-        // bounds (a value without one: its weight) is below it.
+        // Block-max: once `keep` documents are scored, a block is skipped
+        // when the sum over words of their values' best bounds
+        // (``PostingBound``; a value without one: its weight) is below the
+        // `keep`-th best; and once some words are scored in a block, the
+        // rest of it is skipped when its best document so far plus the
+        // remaining words' bounds is below it (their values are then not
+        // decoded). Sums are taken in rank order, as a document's score is,
+        // so that rounding cannot put a bound below a score it covers.
         let bounded = keep != Int.max
-        // One word: every value's bound at once, and the blocks taken best
-        // bound first, so that the `keep`-th best score rises early; once it
-        // is above a block's bound, that block and every later one are out.
-        var entryBounds: [Double] = []
-        var blocks = Array(0..<blockCount)
-        var blockBest: [Double] = []
-        if bounded && single {
-            let word = words[0]
-            entryBounds = [Double](repeating: 0, count: word.entries.count)
-            var best = [(bound: Double, block: Int)](repeating: (0, 0), count: blockCount)
-            for b in 0..<blockCount { best[b].block = b }
-            for (k, e) in word.entries.enumerated() {
-                let value = try bound(e.bound, weight: word.weights[Int(e.term)])
-                entryBounds[k] = value
-                if value > best[Int(e.block)].bound { best[Int(e.block)].bound = value }
-            }
-            best.sort { $0.bound > $1.bound }
-            for i in 0..<blockCount { blocks[i] = best[i].block }
-            blockBest = best.map(\.bound)
-        }
+        var wordBound = [Double](repeating: 0, count: order.count)
 
-        for (position, block) in blocks.enumerated() {
-            if bounded && single && heap.isFull && blockBest[position] < heap.threshold {
-                // This block and the rest (no higher bounds) cannot reach the
-                // top; at bound 0 they hold no value at all.
-                if blockBest[position] > 0 { complete = false }
-                for b in blocks[position...] { skipped += words[0].starts[b + 1] - words[0].starts[b] }
-                break
-            }
-            // Several words: a block where one has no value matches nothing.
-            if !single && order.contains(where: { words[$0].starts[block] == words[$0].starts[block + 1] }) { continue }
-            if bounded && !single && heap.isFull {
+        for block in 0..<blockCount {
+            // A block where one word has no value matches nothing.
+            if order.contains(where: { words[$0].starts[block] == words[$0].starts[block + 1] }) { continue }
+            let checked = bounded && heap.isFull
+            if checked {
                 var total = 0.0
-                for w in order {
+                for (rank, w) in order.enumerated() {
                     var most = 0.0
                     for k in words[w].starts[block]..<words[w].starts[block + 1] {
                         let e = words[w].entries[k]
                         most = max(most, try bound(e.bound, weight: words[w].weights[Int(e.term)]))
                     }
+                    wordBound[rank] = most
                     total += most
                 }
                 if total < heap.threshold {
@@ -402,12 +377,7 @@ struct Searcher {
             }
             var alive = true
             var touchedCount = 0
-            // One word: a document's score is one contribution, so one below
-            // the `keep`-th best so far is out (the original loop below would
-            // drop it, and say the result is not complete).
-            let floor = single && heap.isFull ? heap.threshold : -Double.infinity
             var rejected = false
-            defer { if rejected { complete = false } }
             for rank in order.indices {
                 touchedCount = 0
                 let w = order[rank]
@@ -415,43 +385,42 @@ struct Searcher {
                 for k in from..<to {
                     let e = words[w].entries[k]
                     let weight = words[w].weights[Int(e.term)]
-                    if prune && heap.isFull && weight <= heap.threshold {
-                        complete = false
-                        break
-                    }
-                    if single && bounded && heap.isFull && entryBounds[k] < heap.threshold {
-                        complete = false
-                        skipped += 1
-                        continue
-                    }
-                    try accumulate(e.bytes, weight: weight, rank: rank, floor: floor, scratch, &touchedCount, &rejected)
+                    try accumulate(e.bytes, weight: weight, rank: rank, floor: -Double.infinity, scratch, &touchedCount, &rejected)
                 }
                 if touchedCount == 0 { alive = false; break }
-                if single { break }
                 let r8 = UInt8(truncatingIfNeeded: rank)
+                var top = -Double.infinity
                 for i in 0..<touchedCount {
                     let o = Int(touched[i])
                     if matched[o] == r8 {
                         sum[o] = rank == 0 ? best[o] : sum[o] + best[o]
                         matched[o] = r8 &+ 1
+                        if sum[o] > top { top = sum[o] }
                     }
                     best[o] = 0
                 }
                 if rank == 0 { candidates.append(contentsOf: UnsafeBufferPointer(start: touched, count: touchedCount)) }
+                if checked && rank + 1 < order.count {
+                    // The block's best so far, plus what the other words can add.
+                    var most = top
+                    for r in (rank + 1)..<order.count { most += wordBound[r] }
+                    if most < heap.threshold {
+                        complete = false
+                        for r in (rank + 1)..<order.count {
+                            skipped += words[order[r]].starts[block + 1] - words[order[r]].starts[block]
+                        }
+                        alive = false
+                        break
+                    }
+                }
             }
             if alive {
                 let base = UInt32(block) << TextIndex.blockShift
                 let all = UInt8(truncatingIfNeeded: order.count)
                 for i in 0..<touchedCount {
                     let o = Int(touched[i])
-                    let s: Double
-                    if single {
-                        s = best[o]
-                        best[o] = 0
-                    } else {
-                        guard matched[o] == all else { continue }
-                        s = sum[o]
-                    }
+                    guard matched[o] == all else { continue }
+                    let s = sum[o]
                     let id = base | UInt32(o)
                     if keep == Int.max {
                         result.append((id, s))
