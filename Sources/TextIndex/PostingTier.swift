@@ -5,18 +5,14 @@
 /// so that a query may skip it.
 ///
 /// ```
-/// u16     blocks (big-endian): bit s (0 to 15) set when block tier·16+s holds the term
-/// u16     bounded (big-endian): bit s set when that block's part starts with a bound
+/// u8      mask: bit s (0 to 3) set when block tier·4+s holds the term;
+///         bit 4+s set when that block's part starts with a bound
 /// per block, low to high: [bound (``PostingBound``)] then the block's
 ///         postings value (``PostingList``); each part but the last
 ///         preceded by its length, bound included (varint)
 /// ```
-///
-/// Tiers of 16 blocks: a word costs one B-tree descent a tier, and at four
-/// times the corpus (72 blocks) 4 tiers and up to 15 staged blocks instead
-/// of 17 tiers of 4 (Docs/Benchmarks.md, "Queries at 4×").
 enum PostingTier {
-    static let shift: UInt32 = 4
+    static let shift: UInt32 = 2
     static let blocks = 1 << Int(shift)
 
     /// Calls `body` with each block in the tier value (the block's offset
@@ -32,11 +28,11 @@ enum PostingTier {
     @inline(__always)
     static func forEachBounded(_ value: UnsafeRawBufferPointer,
                                _ body: (Int, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
-        guard value.count >= 5 else { throw TextIndexError.corrupt("postings tier value") }
-        var mask = UInt16(value[0]) << 8 | UInt16(value[1])
-        let bounded = UInt16(value[2]) << 8 | UInt16(value[3])
+        guard value.count >= 2 else { throw TextIndexError.corrupt("postings tier value") }
+        var mask = value[0] & UInt8(1 << blocks - 1)
+        let bounded = value[0] >> UInt8(blocks)
         guard mask != 0, bounded & ~mask == 0 else { throw TextIndexError.corrupt("postings tier mask") }
-        var r = ByteReader(value, offset: 4)
+        var r = ByteReader(value, offset: 1)
         while mask != 0 {
             let sub = mask.trailingZeroBitCount
             mask &= mask - 1
@@ -62,17 +58,14 @@ enum PostingTier {
     static func encode(_ parts: [(Int, ArraySlice<UInt8>)], into out: inout [UInt8]) throws {
         out.removeAll(keepingCapacity: true)
         guard !parts.isEmpty else { return }
-        var mask: UInt16 = 0
-        for (sub, _) in parts { mask |= 1 << UInt16(sub) }
-        var bounded: UInt16 = 0
-        out.append(contentsOf: [UInt8(mask >> 8), UInt8(mask & 0xFF), 0, 0])
+        var mask: UInt8 = 0
+        for (sub, _) in parts { mask |= 1 << UInt8(sub) }
+        out.append(mask)
         var bound: [UInt8] = []
         for (i, (sub, bytes)) in parts.enumerated() {
             bound.removeAll(keepingCapacity: true)
             if try bytes.withUnsafeBytes({ try PostingBound.encode($0, into: &bound) }) {
-                bounded |= 1 << UInt16(sub)
-                out[2] = UInt8(bounded >> 8)
-                out[3] = UInt8(bounded & 0xFF)
+                out[0] |= 1 << UInt8(blocks + sub)
             }
             if i < parts.count - 1 { PostingList.appendVarint(bound.count + bytes.count, to: &out) }
             out.append(contentsOf: bound)

@@ -32,7 +32,7 @@ extension TextIndex {
         var block: UInt32
         /// The run's first offset in the open block; nil for a sealed block.
         var runStart: UInt16?
-        /// A tier of 16 sealed blocks (in `postings`).
+        /// A tier of 4 sealed blocks (in `postings`).
         var isTier = false
 
         var isRun: Bool { runStart != nil }

@@ -25,8 +25,8 @@ import LMDB
 /// document), `terms` (no longer written: a replaced or removed document's
 /// terms come from tokenizing its stored text again; kept so that a rebuild
 /// empties what an earlier version stored there),
-/// `postings` (tier of 16 sealed blocks and term → documents), `blocks`
-/// (sealed blocks of the newest tier, until it has 16), `runs` (the open
+/// `postings` (tier of 4 sealed blocks and term → documents), `blocks`
+/// (sealed blocks of the newest tier, until it has 4), `runs` (the open
 /// block's postings, one immutable run a flush; ``RunDirectory``),
 /// `values` (attribute value and block → the block's documents with it; ``AttributeBlock``),
 /// `masks` (block → which text fields each document has), `meta` (statistics).

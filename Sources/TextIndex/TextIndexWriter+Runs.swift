@@ -123,9 +123,9 @@ extension TextIndexWriter {
     }
 
     /// Writes the postings of a newly sealed `block` (term order). The first
-    /// fifteen blocks of a tier go to `blocks` (`space ‖ block ‖ term`, the
+    /// three blocks of a tier go to `blocks` (`space ‖ block ‖ term`, the
     /// newest keys of the space there, `MDB_APPEND` when it is the last);
-    /// the sixteenth completes the tier: the fifteen are read back and leave
+    /// the fourth completes the tier: the three are read back and leave
     /// `blocks` (at once with `mdb_drop` when it holds nothing else), and
     /// the tier is written to `postings` in key order, one value a term
     /// (``PostingTier``), so that its pages are full.
@@ -147,7 +147,7 @@ extension TextIndexWriter {
         let first = block - UInt32(sub)
         var contents = try (first..<block).map { try readRange(index.blocks, index.postingKey(block: $0, term: EmptyCollection())) }
         contents.append(new)
-        // The space's keys in `blocks` are those fifteen blocks' alone.
+        // The space's keys in `blocks` are those three blocks' alone.
         let space = index.spacePrefix
         let cursor = try index.blocks.cursor(in: txn)
         if let f = try cursor.firstBytes(), f.key.starts(with: space), let l = try cursor.lastBytes(), l.key.starts(with: space) {

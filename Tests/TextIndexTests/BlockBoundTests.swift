@@ -61,13 +61,13 @@ struct BlockBoundTests {
 
     @Test("a search skips blocks whose bound is below its top, and finds what a search of every posting finds")
     func prunedEqualsFull() throws {
-        // Eighteen blocks: tier 0 complete (bounds), block 16 sealed alone, block 17 open.
-        let count = 17 * 4_096 + 500
+        // Ten blocks: tiers 0 and 1 complete (bounds), blocks 8 and 9 sealed alone and open.
+        let count = 9 * 4_096 + 500
         let t = try TemporaryIndex()
         for batch in stride(from: 0, to: count, by: 5_000) {
             try t.write { w in for i in batch..<min(batch + 5_000, count) { try w.upsert(BlockBoundTests.document(i)) } }
         }
-        #expect(try RunTests.sealedBlocks(t) == Set(0..<17))
+        #expect(try RunTests.sealedBlocks(t) == Set(0..<9))
         #expect(try BlockBoundTests.check(t, round: "built") > 0)
         // Several words: blocks (or their remaining words) skipped by the
         // sum of bounds, and still the head of the full ranking.
