@@ -228,6 +228,21 @@ enum DocumentRecord {
         return (kind, identifier, expiration)
     }
 
+    /// ``decodeHit(_:)`` without making strings: the kind's and the
+    /// identifier's UTF-8 bytes where they lie in `bytes` (valid as long as
+    /// `bytes` is), so that a search orders its hits by them and makes
+    /// strings for the hits it returns only.
+    static func decodeHitBytes(_ bytes: UnsafeRawBufferPointer) throws
+        -> (kind: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, expiration: Double?) {
+        var r = ByteReader(bytes)
+        let f = try r.byte()
+        guard f == format || f == referenceFormat else { throw TextIndexError.corrupt("document format \(f)") }
+        let kind = try r.bytes(try r.int())
+        let identifier = try r.bytes(try r.int())
+        let expiration = try r.byte() == 1 ? try r.double() : nil
+        return (kind, identifier, expiration)
+    }
+
     private static func header(_ r: inout ByteReader) throws -> IndexDocument {
         let f = try r.byte()
         guard f == format || f == referenceFormat else { throw TextIndexError.corrupt("document format \(f)") }

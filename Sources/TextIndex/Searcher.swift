@@ -138,10 +138,12 @@ struct Searcher {
                 return
             }
             let first = Int32(source.block << PostingTier.shift)
+            var count = 0
             try PostingTier.forEachBounded(value) { sub, bytes, bound in
-                word.documentFrequencies[Int(t)] += try PostingList.count(bytes)
+                count += try PostingList.count(bytes)
                 word.entries.append((t, first + Int32(sub), bytes, bound))
             }
+            word.documentFrequencies[Int(t)] += count
         }
         /// The term itself (term id 0 of a lookup that is not a prefix's) found in `source`.
         func addExact(_ value: UnsafeRawBufferPointer, _ source: TextIndex.PostingSource) throws {
@@ -169,9 +171,18 @@ struct Searcher {
                 }
                 continue
             }
-            key.removeAll(keepingCapacity: true)
-            source.appendPrefix(to: &key)
-            key.append(contentsOf: term)
+            // The source's key before the term, written over the previous one's.
+            if key.count != source.prefixCount + term.count {
+                key.removeAll(keepingCapacity: true)
+                source.appendPrefix(to: &key)
+                key.append(contentsOf: term)
+            } else {
+                key.withUnsafeMutableBytes { k in
+                    k.storeBytes(of: source.space.bigEndian, toByteOffset: 0, as: UInt32.self)
+                    k.storeBytes(of: source.block.bigEndian, toByteOffset: 4, as: UInt32.self)
+                    if let start = source.runStart { k.storeBytes(of: start.bigEndian, toByteOffset: 8, as: UInt16.self) }
+                }
+            }
             reads += 1
             if !prefix {
                 if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
@@ -319,7 +330,7 @@ struct Searcher {
     /// `threshold`: the score of the `keep`-th best, when there are that many.
     mutating func score(_ words: [WordPostings], keep: Int) throws
         -> (scored: [(id: UInt32, score: Double)], complete: Bool, threshold: Double?) {
-        let prune = words.count == 1 && keep != Int.max
+        if words.count == 1 { return try scoreOne(words[0], keep: keep) }
         // Rarest word first: it decides which documents the others may add to.
         let dfs = words.map(\.totalFrequency)
         let order = words.indices.sorted { a, b in dfs[a] != dfs[b] ? dfs[a] < dfs[b] : a < b }
@@ -331,55 +342,31 @@ struct Searcher {
         var candidates: [Int32] = []
         candidates.reserveCapacity(size)
         let touched = scratch.touched, matched = scratch.matched, best = scratch.best, sum = scratch.score
-        // One word: a document's score is its best term's contribution, and
-        // every document touched matches; no `matched` or `score` to keep.
-        let single = order.count == 1
 
-        // Block-max: once `keep` documents are scored, a bounded value
-        // (``PostingBound``) whose best score is below the `keep`-th best
-        // cannot change the top and is not decoded; with several words, a
-        // block is skipped when the sum over words of their values' best
-        // bounds (a value without one: its weight) is below it.
+        // Block-max: once `keep` documents are scored, a block is skipped
+        // when the sum over words of their values' best bounds
+        // (``PostingBound``; a value without one: its weight) is below the
+        // `keep`-th best; and once some words are scored in a block, the
+        // rest of it is skipped when its best document so far plus the
+        // remaining words' bounds is below it (their values are then not
+        // decoded). Sums are taken in rank order, as a document's score is,
+        // so that rounding cannot put a bound below a score it covers.
         let bounded = keep != Int.max
-        // One word: every value's bound at once, and the blocks taken best
-        // bound first, so that the `keep`-th best score rises early; once it
-        // is above a block's bound, that block and every later one are out.
-        var entryBounds: [Double] = []
-        var blocks = Array(0..<blockCount)
-        var blockBest: [Double] = []
-        if bounded && single {
-            let word = words[0]
-            entryBounds = [Double](repeating: 0, count: word.entries.count)
-            var best = [(bound: Double, block: Int)](repeating: (0, 0), count: blockCount)
-            for b in 0..<blockCount { best[b].block = b }
-            for (k, e) in word.entries.enumerated() {
-                let value = try bound(e.bound, weight: word.weights[Int(e.term)])
-                entryBounds[k] = value
-                if value > best[Int(e.block)].bound { best[Int(e.block)].bound = value }
-            }
-            best.sort { $0.bound > $1.bound }
-            for i in 0..<blockCount { blocks[i] = best[i].block }
-            blockBest = best.map(\.bound)
-        }
+        var wordBound = [Double](repeating: 0, count: order.count)
 
-        for (position, block) in blocks.enumerated() {
-            if bounded && single && heap.isFull && blockBest[position] < heap.threshold {
-                // This block and the rest (no higher bounds) cannot reach the
-                // top; at bound 0 they hold no value at all.
-                if blockBest[position] > 0 { complete = false }
-                for b in blocks[position...] { skipped += words[0].starts[b + 1] - words[0].starts[b] }
-                break
-            }
-            // Several words: a block where one has no value matches nothing.
-            if !single && order.contains(where: { words[$0].starts[block] == words[$0].starts[block + 1] }) { continue }
-            if bounded && !single && heap.isFull {
+        for block in 0..<blockCount {
+            // A block where one word has no value matches nothing.
+            if order.contains(where: { words[$0].starts[block] == words[$0].starts[block + 1] }) { continue }
+            let checked = bounded && heap.isFull
+            if checked {
                 var total = 0.0
-                for w in order {
+                for (rank, w) in order.enumerated() {
                     var most = 0.0
                     for k in words[w].starts[block]..<words[w].starts[block + 1] {
                         let e = words[w].entries[k]
                         most = max(most, try bound(e.bound, weight: words[w].weights[Int(e.term)]))
                     }
+                    wordBound[rank] = most
                     total += most
                 }
                 if total < heap.threshold {
@@ -390,12 +377,7 @@ struct Searcher {
             }
             var alive = true
             var touchedCount = 0
-            // One word: a document's score is one contribution, so one below
-            // the `keep`-th best so far is out (the original loop below would
-            // drop it, and say the result is not complete).
-            let floor = single && heap.isFull ? heap.threshold : -Double.infinity
             var rejected = false
-            defer { if rejected { complete = false } }
             for rank in order.indices {
                 touchedCount = 0
                 let w = order[rank]
@@ -403,43 +385,42 @@ struct Searcher {
                 for k in from..<to {
                     let e = words[w].entries[k]
                     let weight = words[w].weights[Int(e.term)]
-                    if prune && heap.isFull && weight <= heap.threshold {
-                        complete = false
-                        break
-                    }
-                    if single && bounded && heap.isFull && entryBounds[k] < heap.threshold {
-                        complete = false
-                        skipped += 1
-                        continue
-                    }
-                    try accumulate(e.bytes, weight: weight, rank: rank, floor: floor, scratch, &touchedCount, &rejected)
+                    try accumulate(e.bytes, weight: weight, rank: rank, floor: -Double.infinity, scratch, &touchedCount, &rejected)
                 }
                 if touchedCount == 0 { alive = false; break }
-                if single { break }
                 let r8 = UInt8(truncatingIfNeeded: rank)
+                var top = -Double.infinity
                 for i in 0..<touchedCount {
                     let o = Int(touched[i])
                     if matched[o] == r8 {
                         sum[o] = rank == 0 ? best[o] : sum[o] + best[o]
                         matched[o] = r8 &+ 1
+                        if sum[o] > top { top = sum[o] }
                     }
                     best[o] = 0
                 }
                 if rank == 0 { candidates.append(contentsOf: UnsafeBufferPointer(start: touched, count: touchedCount)) }
+                if checked && rank + 1 < order.count {
+                    // The block's best so far, plus what the other words can add.
+                    var most = top
+                    for r in (rank + 1)..<order.count { most += wordBound[r] }
+                    if most < heap.threshold {
+                        complete = false
+                        for r in (rank + 1)..<order.count {
+                            skipped += words[order[r]].starts[block + 1] - words[order[r]].starts[block]
+                        }
+                        alive = false
+                        break
+                    }
+                }
             }
             if alive {
                 let base = UInt32(block) << TextIndex.blockShift
                 let all = UInt8(truncatingIfNeeded: order.count)
                 for i in 0..<touchedCount {
                     let o = Int(touched[i])
-                    let s: Double
-                    if single {
-                        s = best[o]
-                        best[o] = 0
-                    } else {
-                        guard matched[o] == all else { continue }
-                        s = sum[o]
-                    }
+                    guard matched[o] == all else { continue }
+                    let s = sum[o]
                     let id = base | UInt32(o)
                     if keep == Int.max {
                         result.append((id, s))
@@ -461,6 +442,115 @@ struct Searcher {
             if result.count < before { complete = false }
         }
         return (result, complete, heap.isFull ? heap.threshold : nil)
+    }
+
+    /// ``score(_:keep:)`` of one word: a document's score is its best
+    /// term's contribution, and every document touched matches (no
+    /// `matched` or `score` to keep). Only blocks that hold the word are
+    /// visited; with a `keep`, best bound first (see below).
+    mutating func scoreOne(_ word: WordPostings, keep: Int) throws
+        -> (scored: [(id: UInt32, score: Double)], complete: Bool, threshold: Double?) {
+        let bounded = keep != Int.max
+        var heap = TopK.Heap(capacity: bounded ? keep : 0)
+        var result: [(id: UInt32, score: Double)] = []
+        result.reserveCapacity(bounded ? 4 * keep : 256)
+        var complete = true
+        let touched = scratch.touched, best = scratch.best
+        // Block-max: every value's bound (``PostingBound``; a value without
+        // one: its term's weight), and the blocks taken best bound first, so
+        // that the `keep`-th best score rises early; once it is above a
+        // block's bound, that block and every later one are out, and within
+        // a block a value whose bound is below it is not decoded.
+        var entryBounds: [Double] = []
+        var visit: [Int] = []
+        var visitBound: [Double] = []
+        if bounded {
+            entryBounds = [Double](repeating: 0, count: word.entries.count)
+            var most = [Double](repeating: 0, count: blockCount)
+            for k in word.entries.indices {
+                let e = word.entries[k]
+                let value = try bound(e.bound, weight: word.weights[Int(e.term)])
+                entryBounds[k] = value
+                if value > most[Int(e.block)] { most[Int(e.block)] = value }
+            }
+            visit = Searcher.bestFirst(most, starts: word.starts, bounds: &visitBound)
+        } else {
+            visit.reserveCapacity(blockCount)
+            for b in 0..<blockCount where word.starts[b] < word.starts[b + 1] { visit.append(b) }
+        }
+        try word.entries.withUnsafeBufferPointer { entries in
+            try word.weights.withUnsafeBufferPointer { weights in
+                for (position, block) in visit.enumerated() {
+                    if bounded && heap.isFull && visitBound[position] < heap.threshold {
+                        // This block and the rest (no higher bounds) cannot reach the top.
+                        if visitBound[position] > 0 { complete = false }
+                        for b in visit[position...] { skipped += word.starts[b + 1] - word.starts[b] }
+                        break
+                    }
+                    var touchedCount = 0
+                    // A contribution below the `keep`-th best so far is out
+                    // (and the result is then not complete).
+                    let floor = heap.isFull ? heap.threshold : -Double.infinity
+                    var rejected = false
+                    for k in word.starts[block]..<word.starts[block + 1] {
+                        let e = entries[k]
+                        let weight = weights[Int(e.term)]
+                        if bounded && heap.isFull {
+                            // Terms by decreasing weight: the rest weigh no more.
+                            if weight <= heap.threshold { complete = false; break }
+                            if entryBounds[k] < heap.threshold {
+                                complete = false
+                                skipped += 1
+                                continue
+                            }
+                        }
+                        try accumulate(e.bytes, weight: weight, rank: 0, floor: floor, scratch, &touchedCount, &rejected)
+                    }
+                    if rejected { complete = false }
+                    let base = UInt32(block) << TextIndex.blockShift
+                    for i in 0..<touchedCount {
+                        let o = Int(touched[i])
+                        let s = best[o]
+                        best[o] = 0
+                        let id = base | UInt32(o)
+                        if !bounded {
+                            result.append((id, s))
+                        } else if !heap.isFull || s >= heap.threshold {
+                            heap.insert((id, s))
+                            result.append((id, s))
+                        } else {
+                            complete = false
+                        }
+                    }
+                }
+            }
+        }
+        if bounded && heap.isFull {
+            let floor = heap.threshold
+            let before = result.count
+            result.removeAll { $0.score < floor }
+            if result.count < before { complete = false }
+        }
+        return (result, complete, heap.isFull ? heap.threshold : nil)
+    }
+
+    /// The blocks that hold a value (`starts[b] < starts[b + 1]`), by
+    /// decreasing `most[b]`, ties by block; `bounds` gets each one's bound
+    /// rounded up to 28 bits of mantissa (still a bound), by which they are
+    /// sorted: one integer key a block (no comparison closure).
+    static func bestFirst(_ most: [Double], starts: [Int], bounds: inout [Double]) -> [Int] {
+        var keys: [UInt64] = []
+        keys.reserveCapacity(most.count)
+        let low: UInt64 = 1 << 24 - 1
+        for b in most.indices where starts[b] < starts[b + 1] {
+            let bits = most[b].bitPattern
+            let q = (bits >> 24) + (bits & low == 0 ? 0 : 1)
+            // Decreasing q, then increasing block (< 2^20: 32-bit ids, 4,096 a block).
+            keys.append((~q & (1 << 40 - 1)) << 24 | UInt64(b))
+        }
+        keys.sort()
+        bounds = keys.map { Double(bitPattern: (~($0 >> 24) & (1 << 40 - 1)) << 24) }
+        return keys.map { Int($0 & low) }
     }
 
     /// Per-document state of one block while a query is scored, left as

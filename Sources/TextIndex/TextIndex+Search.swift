@@ -67,30 +67,73 @@ extension TextIndex {
             let top = TopK.select(scored, k)
             guard let floor = top.last?.score else { return [] }
             let group = top.count < k ? top : scored.filter { $0.score >= floor }
-            var hits: [(hit: SearchHit, expired: Bool)] = []
-            hits.reserveCapacity(group.count)
-            // One cursor for the group's documents, keys written in place.
+            // The group's documents through one cursor, keys written in
+            // place; kind and identifier as bytes in the map (the read
+            // transaction keeps them), strings made for the returned hits only.
+            var found: [(score: Double, kind: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, expired: Bool)] = []
+            found.reserveCapacity(group.count)
             let cursor = try docs.cursor(in: txn)
+            let nowSeconds = now.timeIntervalSinceReferenceDate
             for c in group {
                 reads += 1
                 let key = (UInt64(spaceId) << 32 | UInt64(c.id)).bigEndian
                 guard let entry = try withUnsafeBytes(of: key, { try cursor.seekBytes(exactly: $0) }) else { continue }
-                let doc = try DocumentRecord.decodeHit(entry.value)
-                let expired = doc.expirationDate.map { $0 <= now } ?? false
-                hits.append((SearchHit(kind: doc.kind, identifier: doc.identifier, score: c.score), expired))
+                let doc = try DocumentRecord.decodeHitBytes(entry.value)
+                found.append((c.score, doc.kind, doc.identifier, doc.expiration.map { $0 <= nowSeconds } ?? false))
             }
-            hits.sort { a, b in
-                if a.hit.score != b.hit.score { return a.hit.score > b.hit.score }
-                if a.hit.identifier != b.hit.identifier { return utf8Less(a.hit.identifier, b.hit.identifier) }
-                return utf8Less(a.hit.kind, b.hit.kind)
+            // Best first, ties by identifier, then kind (UTF-8 bytes, as
+            // ``utf8Less(_:_:)``): a total order, so an insertion sort of
+            // the few found gives what a stable sort would.
+            var order = Array(found.indices)
+            found.withUnsafeBufferPointer { f in
+                order.withUnsafeMutableBufferPointer { o in
+                    for i in o.indices.dropFirst() {
+                        let x = o[i]
+                        var j = i
+                        while j > 0 && TextIndex.hitPrecedes(f[x], f[o[j - 1]]) {
+                            o[j] = o[j - 1]
+                            j -= 1
+                        }
+                        o[j] = x
+                    }
+                }
             }
-            let live = hits.filter { !$0.expired }.map(\.hit)
-            if live.count >= limit || group.count >= scored.count {
-                if live.count < limit && !complete { return nil }
-                return Array(live.prefix(limit))
+            var live: [SearchHit] = []
+            live.reserveCapacity(min(limit, found.count))
+            var liveCount = 0
+            for i in order where !found[i].expired {
+                liveCount += 1
+                if live.count < limit {
+                    let h = found[i]
+                    live.append(SearchHit(kind: String(decoding: h.kind, as: UTF8.self),
+                                          identifier: String(decoding: h.identifier, as: UTF8.self), score: h.score))
+                }
+            }
+            if liveCount >= limit || group.count >= scored.count {
+                if liveCount < limit && !complete { return nil }
+                return live
             }
             if !complete { return nil }
-            k = k * 2 + (hits.count - live.count)
+            k = k * 2 + (found.count - liveCount)
         }
+    }
+
+    /// Whether a found hit ranks before another: higher score, then
+    /// identifier, then kind, by UTF-8 bytes.
+    @inline(__always)
+    static func hitPrecedes(_ a: (score: Double, kind: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, expired: Bool),
+                            _ b: (score: Double, kind: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, expired: Bool)) -> Bool {
+        if a.score != b.score { return a.score > b.score }
+        let c = compareBytes(a.identifier, b.identifier)
+        if c != 0 { return c < 0 }
+        return compareBytes(a.kind, b.kind) < 0
+    }
+
+    /// `memcmp` order of two byte strings, the shorter first on a common prefix.
+    @inline(__always)
+    static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let n = min(a.count, b.count)
+        let c = n == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, n))
+        return c != 0 ? c : a.count - b.count
     }
 }

@@ -42,7 +42,7 @@ struct BlockBoundTests {
 
     /// Every search at several limits against the head of its full ranking;
     /// returns how many postings values the limited searches skipped.
-    static func check(_ t: TemporaryIndex, round: String) throws -> Int {
+    static func check(_ t: TemporaryIndex, round: String, searches: [String] = searches) throws -> Int {
         var skipped = 0
         for q in searches {
             let full = try t.search(q, now: now, limit: 1_000_000)
@@ -69,6 +69,9 @@ struct BlockBoundTests {
         }
         #expect(try RunTests.sealedBlocks(t) == Set(0..<9))
         #expect(try BlockBoundTests.check(t, round: "built") > 0)
+        // Several words: blocks (or their remaining words) skipped by the
+        // sum of bounds, and still the head of the full ranking.
+        #expect(try BlockBoundTests.check(t, round: "built, several words", searches: ["common alpha", "alpha common", "beta alp"]) > 0)
 
         // A rebuild of the same documents in one flush writes the same bounds.
         let fresh = try TemporaryIndex()

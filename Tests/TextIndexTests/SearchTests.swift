@@ -40,6 +40,25 @@ struct SearchTests {
         #expect(t.ids(try t.search("same", limit: 2)) == ["a", "b"])
     }
 
+    @Test("ties are ordered by the identifier's UTF-8 bytes, then the kind's, not by Swift's string order")
+    func tiesAreOrderedByUTF8Bytes() throws {
+        let t = try TemporaryIndex()
+        // "e\u{301}" and "é" are equal as Swift strings; their bytes differ
+        // (65 CC 81, C3 A9), as do "Z" (5A) and "a" (61).
+        let ids = ["é", "z", "e\u{301}", "a", "Z"]
+        try t.write { w in
+            for id in ids { try w.upsert(.item(id, title: "same")) }
+            try w.upsert(IndexDocument(kind: "note", identifier: "a", fields: ["title": ["same"]]))
+            try w.upsert(IndexDocument(kind: "file", identifier: "z", fields: ["title": ["same"]]))
+        }
+        let hits = try t.search("same")
+        #expect(hits.map { Array($0.identifier.utf8) } == ["Z", "a", "a", "e\u{301}", "z", "z", "é"].map { Array($0.utf8) })
+        #expect(hits.map(\.kind) == ["item", "item", "note", "item", "file", "item", "item"])
+        #expect(Set(hits.map(\.score)).count == 1)
+        // A limit inside the ties keeps the head of that order.
+        #expect(try t.search("same", limit: 3).map(\.kind) == ["item", "item", "note"])
+    }
+
     @Test func expiredDocumentsAreLeftOut() throws {
         let t = try TemporaryIndex()
         let now = TemporaryIndex.now
