@@ -420,16 +420,8 @@ struct Searcher {
                 for i in 0..<touchedCount {
                     let o = Int(touched[i])
                     guard matched[o] == all else { continue }
-                    let s = sum[o]
-                    let id = base | UInt32(o)
-                    if keep == Int.max {
-                        result.append((id, s))
-                    } else if !heap.isFull || s >= heap.threshold {
-                        heap.insert((id, s))
-                        result.append((id, s))
-                    } else {
-                        complete = false
-                    }
+                    Self.offer(base | UInt32(o), sum[o], bounded: keep != Int.max,
+                               heap: &heap, result: &result, complete: &complete)
                 }
             }
             for o in candidates { matched[Int(o)] = 0 }
@@ -442,6 +434,22 @@ struct Searcher {
             if result.count < before { complete = false }
         }
         return (result, complete, heap.isFull ? heap.threshold : nil)
+    }
+
+    /// Keeps document `id` with score `s`: every one when not `bounded`,
+    /// else one that can still be among the best (`heap`); one that cannot
+    /// makes the result incomplete. Both scoring loops end a block with it.
+    @inline(__always)
+    static func offer(_ id: UInt32, _ s: Double, bounded: Bool, heap: inout TopK.Heap,
+                      result: inout [(id: UInt32, score: Double)], complete: inout Bool) {
+        if !bounded {
+            result.append((id, s))
+        } else if !heap.isFull || s >= heap.threshold {
+            heap.insert((id, s))
+            result.append((id, s))
+        } else {
+            complete = false
+        }
     }
 
     /// ``score(_:keep:)`` of one word: a document's score is its best
@@ -510,17 +518,9 @@ struct Searcher {
                     let base = UInt32(block) << TextIndex.blockShift
                     for i in 0..<touchedCount {
                         let o = Int(touched[i])
-                        let s = best[o]
+                        Self.offer(base | UInt32(o), best[o], bounded: bounded,
+                                   heap: &heap, result: &result, complete: &complete)
                         best[o] = 0
-                        let id = base | UInt32(o)
-                        if !bounded {
-                            result.append((id, s))
-                        } else if !heap.isFull || s >= heap.threshold {
-                            heap.insert((id, s))
-                            result.append((id, s))
-                        } else {
-                            complete = false
-                        }
                     }
                 }
             }
