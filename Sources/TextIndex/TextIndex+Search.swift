@@ -83,9 +83,15 @@ extension TextIndex {
             }
             // Best first, ties by identifier, then kind (UTF-8 bytes, as
             // ``utf8Less(_:_:)``): a total order, so an insertion sort of
-            // the few found gives what a stable sort would.
+            // the few found gives what a stable sort would. Many documents
+            // tied at the floor (a word with the same tf in same-length
+            // fields) would make it quadratic: those take the library sort.
             var order = Array(found.indices)
             found.withUnsafeBufferPointer { f in
+                guard f.count <= 64 else {
+                    order.sort { TextIndex.hitPrecedes(f[$0], f[$1]) }
+                    return
+                }
                 order.withUnsafeMutableBufferPointer { o in
                     for i in o.indices.dropFirst() {
                         let x = o[i]

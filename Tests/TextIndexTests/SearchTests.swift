@@ -59,6 +59,30 @@ struct SearchTests {
         #expect(try t.search("same", limit: 3).map(\.kind) == ["item", "item", "note"])
     }
 
+    @Test("many ties (more than the few sorted by insertion) are ordered the same way")
+    func manyTiesAreOrderedByUTF8Bytes() throws {
+        let t = try TemporaryIndex()
+        // 150 identifiers in a scrambled order, two kinds each, with
+        // canonically equal pairs among them.
+        var ids: [String] = []
+        for n in 0..<75 { ids += ["k\((n * 37) % 75)", n % 5 == 0 ? "e\u{301}\(n)" : "é\(n)"] }
+        try t.write { w in
+            for id in ids {
+                try w.upsert(.item(id, title: "same"))
+                try w.upsert(IndexDocument(kind: "note", identifier: id, fields: ["title": ["same"]]))
+            }
+        }
+        let expected = ids.flatMap { [(Array($0.utf8), "item"), (Array($0.utf8), "note")] }.sorted { a, b in
+            a.0 != b.0 ? a.0.lexicographicallyPrecedes(b.0) : a.1 < b.1
+        }
+        for limit in [20, 150, 300] {
+            let hits = try t.search("same", limit: limit)
+            #expect(hits.count == limit)
+            #expect(hits.map { Array($0.identifier.utf8) } == expected.prefix(limit).map(\.0))
+            #expect(hits.map(\.kind) == expected.prefix(limit).map(\.1))
+        }
+    }
+
     @Test func expiredDocumentsAreLeftOut() throws {
         let t = try TemporaryIndex()
         let now = TemporaryIndex.now
