@@ -25,9 +25,7 @@ struct StoreLocation: ParsableArguments {
     /// Opens an existing store for a command that writes; a missing one is
     /// an error naming the path.
     func openExisting(adjusting adjust: (inout StoreOptions) -> Void = { _ in }) throws -> ActivityStore {
-        var options = Self.options(create: false)
-        adjust(&options.store)
-        return try ActivityStore(path: path, options: options)
+        try Self.open(path, create: false, adjusting: adjust)
     }
 
     /// Opens an existing store read-only, for a command that only reads
@@ -52,8 +50,11 @@ struct StoreLocation: ParsableArguments {
         try Self.open(path, create: true)
     }
 
-    static func open(_ path: String, create: Bool) throws -> ActivityStore {
-        try ActivityStore(path: path, options: options(create: create))
+    static func open(_ path: String, create: Bool,
+                     adjusting adjust: (inout StoreOptions) -> Void = { _ in }) throws -> ActivityStore {
+        var options = options(create: create)
+        adjust(&options.store)
+        return try ActivityStore(path: path, options: options)
     }
 
     private static func options(create: Bool) -> ActivityStoreOptions {
