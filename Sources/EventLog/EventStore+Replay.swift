@@ -231,7 +231,7 @@ extension EventStore {
                 y = try cursor.nextBytes()
                 continue
             }
-            let order = compareBytes(key, newKey)
+            let order = KeyOrder.compare(key, newKey)
             if order < 0 {
                 // A key the rebuilt view does not have. After the delete, MDB_NEXT gives its successor.
                 try target.deleteCurrent()
@@ -242,7 +242,7 @@ extension EventStore {
                 x = try target.nextBytes()
                 y = try cursor.nextBytes()
             } else {
-                if compareBytes(value, newValue) != 0 { try target.putBytes(newKey, newValue) }
+                if KeyOrder.compare(value, newValue) != 0 { try target.putBytes(newKey, newValue) }
                 x = try target.nextBytes()
                 y = try cursor.nextBytes()
             }
@@ -268,10 +268,10 @@ extension EventStore {
                     }
                     guard let (lk, lv) = x else { return differ(y!.key, "missing from the live view") }
                     guard let (rk, rv) = y else { return differ(lk, "in the live view, not in the rebuilt one") }
-                    let order = compareBytes(lk, rk)
+                    let order = KeyOrder.compare(lk, rk)
                     if order < 0 { return differ(lk, "in the live view, not in the rebuilt one") }
                     if order > 0 { return differ(rk, "missing from the live view") }
-                    if compareBytes(lv, rv) != 0 { return differ(lk, "values differ (\(lv.count) live bytes, \(rv.count) rebuilt)") }
+                    if KeyOrder.compare(lv, rv) != 0 { return differ(lk, "values differ (\(lv.count) live bytes, \(rv.count) rebuilt)") }
                     x = try liveCursor.nextBytes()
                     y = try rebuiltCursor.nextBytes()
                 }
@@ -284,14 +284,4 @@ extension EventStore {
         }
         return nil
     }
-}
-
-/// `memcmp` order, then length: LMDB's default key order.
-func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-    let n = min(a.count, b.count)
-    if n > 0 {
-        let c = memcmp(a.baseAddress!, b.baseAddress!, n)
-        if c != 0 { return Int(c) }
-    }
-    return a.count - b.count
 }

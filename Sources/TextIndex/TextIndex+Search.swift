@@ -130,16 +130,8 @@ extension TextIndex {
     static func hitPrecedes(_ a: (score: Double, kind: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, expired: Bool),
                             _ b: (score: Double, kind: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, expired: Bool)) -> Bool {
         if a.score != b.score { return a.score > b.score }
-        let c = compareBytes(a.identifier, b.identifier)
+        let c = KeyOrder.compare(a.identifier, b.identifier)
         if c != 0 { return c < 0 }
-        return compareBytes(a.kind, b.kind) < 0
-    }
-
-    /// `memcmp` order of two byte strings, the shorter first on a common prefix.
-    @inline(__always)
-    static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-        let n = min(a.count, b.count)
-        let c = n == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, n))
-        return c != 0 ? c : a.count - b.count
+        return KeyOrder.compare(a.kind, b.kind) < 0
     }
 }
