@@ -8,7 +8,9 @@ import TextIndex
 /// `searchableItems.indexed` with its 500 items, and the keyword index
 /// takes the decoded event from here. A rebuild also puts here the events
 /// it decoded ahead of its writer, on another thread, with their items'
-/// documents tokenized (``ActivityViews/prepare(_:)``).
+/// documents tokenized (``ActivityViews/prepare(_:)``), and the command
+/// executor the event it is appending (``expect(_:payload:)``), which it
+/// just encoded: decoding those bytes again would only give it back.
 ///
 /// ```swift
 /// let event = try decoded.spotlightEvent(recorded, keep: true)   // decodes, or returns what was decoded
@@ -39,6 +41,8 @@ final class DecodedEventCache: @unchecked Sendable {
     private var last: Entry?
     /// Events a rebuild prepared ahead of its writer (``insert(_:)``), by position.
     private var ahead: [Position: Entry] = [:]
+    /// The event being appended (``expect(_:payload:)``), with the bytes it was encoded to.
+    private var appending: (event: SpotlightEvent, payload: [UInt8])?
 
     init() {}
 
@@ -48,6 +52,17 @@ final class DecodedEventCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         for entry in entries { ahead[entry.recorded.position] = entry }
+    }
+
+    /// The event the executor is about to append, encoded as `payload`:
+    /// the next ``entry(_:keep:)`` for a recorded event of the same type and
+    /// these very bytes takes `event` instead of decoding them (a Protocol
+    /// Buffers message decodes to the message that encoded it: the schema has
+    /// no maps and the message no unknown fields). Any other event forgets it.
+    func expect(_ event: SpotlightEvent, payload: [UInt8]) {
+        lock.lock()
+        defer { lock.unlock() }
+        appending = (event, payload)
     }
 
     /// Forgets the events prepared ahead at these positions.
@@ -75,10 +90,15 @@ final class DecodedEventCache: @unchecked Sendable {
         }
         last = nil
         let prepared = ahead[recorded.position]
+        let appended = appending
+        appending = nil
         lock.unlock()
         // Prepared from a read of its own: the same bytes are compared, not assumed.
         let found: Entry
-        if let prepared, Self.same(prepared.recorded, recorded) {
+        if let appended, appended.event.type == recorded.type, !recorded.isRedacted,
+           recorded.schemaVersion == SpotlightEventCatalog.schemaVersion, Self.sameBytes(appended.payload, recorded.payload) {
+            found = Entry(recorded: recorded, event: appended.event, documents: nil)
+        } else if let prepared, Self.same(prepared.recorded, recorded) {
             // Kept with the writer's own event: the next projection's check is then by identity.
             found = Entry(recorded: recorded, event: prepared.event, documents: prepared.documents)
         } else {

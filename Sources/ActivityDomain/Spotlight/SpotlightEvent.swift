@@ -38,19 +38,23 @@ enum SpotlightEvent {
 
     /// The event to append, stamped with the command's time.
     func newEvent(user: String, at time: Date) throws -> NewEvent {
-        var event = self
-        switch event {
-        case .itemsIndexed(var m): m.user = user; event = .itemsIndexed(m)
-        case .itemsDeleted(var m): m.user = user; event = .itemsDeleted(m)
-        case .domainsDeleted(var m): m.user = user; event = .domainsDeleted(m)
-        case .allDeleted(var m): m.user = user; event = .allDeleted(m)
-        case .expiredPurged(var m): m.user = user; event = .expiredPurged(m)
-        case .batchCommitted(var m): m.user = user; event = .batchCommitted(m)
-        }
-        return try event.encoded(at: time)
+        try stamped(user: user).encoded(at: time)
     }
 
-    private func encoded(at time: Date) throws -> NewEvent {
+    /// The event with its user space set: what ``newEvent(user:at:)`` encodes.
+    func stamped(user: String) -> SpotlightEvent {
+        switch self {
+        case .itemsIndexed(var m): m.user = user; return .itemsIndexed(m)
+        case .itemsDeleted(var m): m.user = user; return .itemsDeleted(m)
+        case .domainsDeleted(var m): m.user = user; return .domainsDeleted(m)
+        case .allDeleted(var m): m.user = user; return .allDeleted(m)
+        case .expiredPurged(var m): m.user = user; return .expiredPurged(m)
+        case .batchCommitted(var m): m.user = user; return .batchCommitted(m)
+        }
+    }
+
+    /// The event to append as it is (its user already set).
+    func encoded(at time: Date) throws -> NewEvent {
         // No maps in the schema: the bytes depend on the values only.
         let payload: [UInt8] = try message.serializedBytes()
         return NewEvent(type: type, schemaVersion: SpotlightEventCatalog.schemaVersion, payload: payload, at: time)
