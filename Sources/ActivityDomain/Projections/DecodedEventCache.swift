@@ -93,7 +93,7 @@ final class DecodedEventCache: @unchecked Sendable {
         let appended = appending
         appending = nil
         lock.unlock()
-        // Prepared from a read of its own: the same bytes are compared, not assumed.
+        // Both shortcuts compare the bytes rather than assume them.
         let found: Entry
         if let appended, appended.event.type == recorded.type, !recorded.isRedacted,
            recorded.schemaVersion == SpotlightEventCatalog.schemaVersion, Self.sameBytes(appended.payload, recorded.payload) {

@@ -36,12 +36,7 @@ enum SpotlightEvent {
         }
     }
 
-    /// The event to append, stamped with the command's time.
-    func newEvent(user: String, at time: Date) throws -> NewEvent {
-        try stamped(user: user).encoded(at: time)
-    }
-
-    /// The event with its user space set: what ``newEvent(user:at:)`` encodes.
+    /// The event with its user space set, as it is appended (``encoded(at:)``).
     func stamped(user: String) -> SpotlightEvent {
         switch self {
         case .itemsIndexed(var m): m.user = user; return .itemsIndexed(m)
@@ -53,7 +48,7 @@ enum SpotlightEvent {
         }
     }
 
-    /// The event to append as it is (its user already set).
+    /// The event to append, stamped with the command's time (its user already set).
     func encoded(at time: Date) throws -> NewEvent {
         // No maps in the schema: the bytes depend on the values only.
         let payload: [UInt8] = try message.serializedBytes()
