@@ -278,7 +278,7 @@ final class ReplayPrefetch<Views: ProjectionSet>: @unchecked Sendable {
             switch slot.state {
             case .waiting: waitingBytes -= slot.bytes
             case .prepared(let prepared?): retired.append(prepared)
-            case .prepared(nil), .claimed: break   // claimed: the thread retires it when done (`finish`)
+            case .prepared(nil), .claimed: break   // claimed: retired by `record(_:forSlotAt:)` once prepared
             }
             passed += 1
         }

@@ -217,21 +217,10 @@ enum DocumentRecord {
         return try header(&r)
     }
 
-    /// Kind, identifier and expiration, without the rest of a document:
-    /// what ranking reads of each hit.
-    static func decodeHit(_ bytes: UnsafeRawBufferPointer) throws -> (kind: String, identifier: String, expirationDate: Date?) {
-        var r = ByteReader(bytes)
-        let f = try r.byte()
-        guard f == format || f == referenceFormat else { throw TextIndexError.corrupt("document format \(f)") }
-        let kind = try r.string()
-        let identifier = try r.string()
-        let expiration = try r.byte() == 1 ? Date(timeIntervalSinceReferenceDate: try r.double()) : nil
-        return (kind, identifier, expiration)
-    }
-
-    /// ``decodeHit(_:)`` without making strings: the kind's and the
-    /// identifier's UTF-8 bytes where they lie in `bytes` (valid as long as
-    /// `bytes` is), so that a search orders its hits by them and makes
+    /// What a search hit needs of a record, without making strings: the
+    /// kind's and the identifier's UTF-8 bytes where they lie in `bytes`
+    /// (valid as long as `bytes` is), and the expiration (seconds since the
+    /// reference date), so that a search orders its hits by them and makes
     /// strings for the hits it returns only.
     static func decodeHitBytes(_ bytes: UnsafeRawBufferPointer) throws
         -> (kind: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, expiration: Double?) {

@@ -70,7 +70,7 @@ extension TextIndex {
             // The group's documents through one cursor, keys written in
             // place; kind and identifier as bytes in the map (the read
             // transaction keeps them), strings made for the returned hits only.
-            var found: [(score: Double, kind: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, expired: Bool)] = []
+            var found: [FoundHit] = []
             found.reserveCapacity(group.count)
             let cursor = try docs.cursor(in: txn)
             let nowSeconds = now.timeIntervalSinceReferenceDate
@@ -79,7 +79,8 @@ extension TextIndex {
                 let key = (UInt64(spaceId) << 32 | UInt64(c.id)).bigEndian
                 guard let entry = try withUnsafeBytes(of: key, { try cursor.seekBytes(exactly: $0) }) else { continue }
                 let doc = try DocumentRecord.decodeHitBytes(entry.value)
-                found.append((c.score, doc.kind, doc.identifier, doc.expiration.map { $0 <= nowSeconds } ?? false))
+                found.append(FoundHit(score: c.score, kind: doc.kind, identifier: doc.identifier,
+                                      expired: doc.expiration.map { $0 <= nowSeconds } ?? false))
             }
             // Best first, ties by identifier, then kind (UTF-8 bytes, as
             // ``utf8Less(_:_:)``): a total order, so an insertion sort of
@@ -124,11 +125,19 @@ extension TextIndex {
         }
     }
 
+    /// A scored document read for ranking: kind and identifier as UTF-8
+    /// bytes in the map (valid while the read transaction is).
+    struct FoundHit {
+        var score: Double
+        var kind: UnsafeRawBufferPointer
+        var identifier: UnsafeRawBufferPointer
+        var expired: Bool
+    }
+
     /// Whether a found hit ranks before another: higher score, then
     /// identifier, then kind, by UTF-8 bytes.
     @inline(__always)
-    static func hitPrecedes(_ a: (score: Double, kind: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, expired: Bool),
-                            _ b: (score: Double, kind: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, expired: Bool)) -> Bool {
+    static func hitPrecedes(_ a: FoundHit, _ b: FoundHit) -> Bool {
         if a.score != b.score { return a.score > b.score }
         let c = KeyOrder.compare(a.identifier, b.identifier)
         if c != 0 { return c < 0 }
