@@ -65,8 +65,13 @@ public struct IndexDocument: Sendable, Equatable {
             if attributes[name] != nil { throw TextIndexError.duplicateName(name) }
         }
         for name in attributes.keys { try IndexDocument.validateName(name) }
-        if let contentReference, contentReference.isEmpty || contentReference.count > 64 {
-            throw TextIndexError.invalidContentReference(bytes: contentReference.count)
+        try IndexDocument.validate(contentReference: contentReference)
+    }
+
+    /// Throws unless `reference` is absent or 1 to 64 bytes.
+    static func validate(contentReference reference: [UInt8]?) throws {
+        if let reference, reference.isEmpty || reference.count > 64 {
+            throw TextIndexError.invalidContentReference(bytes: reference.count)
         }
     }
 

@@ -84,6 +84,24 @@ public final class TextIndexWriter {
         try pend(id, prepared.document, identity: prepared.identity, prepared.analyzed(in: &table))
     }
 
+    /// Upserts the document of `prepared` stored by `contentReference`
+    /// (``IndexDocument/contentReference``): the same as upserting that
+    /// document with that reference, without the tokenizing or the checks
+    /// its preparation made. For a caller who knows that the document it
+    /// would upsert is `prepared.document` (a projection whose event holds
+    /// the very bytes the document was prepared from).
+    ///
+    /// ```swift
+    /// try writer.upsert(prepared, contentReference: reference.bytes)
+    /// ```
+    public func upsert(_ prepared: PreparedDocument, contentReference: [UInt8]?) throws {
+        try IndexDocument.validate(contentReference: contentReference)
+        var doc = prepared.document
+        doc.contentReference = contentReference
+        let id = try documentId(prepared.identity, allocate: true)!
+        try pend(id, doc, identity: prepared.identity, prepared.analyzed(in: &table))
+    }
+
     /// Upserts `doc`, reusing the analysis of `prepared` when it was made
     /// from a document with the same kind, identifier and text fields (byte
     /// for byte); otherwise tokenizes `doc` as ``upsert(_:)-(IndexDocument)``

@@ -45,7 +45,7 @@ struct PreparedIndexingTests {
     static func run(_ store: ActivityStore, ahead: Bool) throws {
         for (commands, time) in workload() {
             let timed = commands.map { ActivityCommand.Timed($0) }
-            let keys = ahead ? store.views.search.prepareAhead(timed) : []
+            let keys = ahead ? store.views.search.prepareAhead(timed, at: time) : []
             defer { store.views.search.preparedDocuments.remove(keys) }
             try store.perform(timed, at: time)
         }
@@ -69,6 +69,7 @@ struct PreparedIndexingTests {
         let counts = ahead.views.search.preparedDocuments.counts
         #expect(counts.entries == 0, "entries left behind")
         #expect(counts.hits > 500, "the writer used prepared documents")
+        #expect(counts.whole > 500, "the writer took prepared documents whole: the event recorded the bytes they came from")
         #expect(counts.misses > 0, "merges were tokenized by the writer")
         // Beside the write, how many are ready in time depends on the threads.
         #expect(beside.views.search.preparedDocuments.counts.entries == 0)

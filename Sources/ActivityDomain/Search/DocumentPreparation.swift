@@ -26,19 +26,18 @@ final class DocumentPreparation: @unchecked Sendable {
 
     /// Starts preparing `items` (distinct identifiers) on `queue` (a serial
     /// one runs the preparations it is given one after another).
-    init(items: [SearchableItem], cache: PreparedDocumentCache, queue: DispatchQueue = .global(qos: .userInitiated)) {
+    init(items: [(item: SearchableItem, time: Date)], cache: PreparedDocumentCache,
+         queue: DispatchQueue = .global(qos: .userInitiated)) {
         self.cache = cache
         // The event lists items by identifier (UTF-8 byte order): start from its end.
-        let ordered = items.sorted { utf8Less($1.uniqueIdentifier, $0.uniqueIdentifier) }
-        keys = ordered.map { PreparedDocumentCache.Key(kind: SearchDocuments.itemKind, identifier: $0.uniqueIdentifier) }
+        let ordered = items.sorted { utf8Less($1.item.uniqueIdentifier, $0.item.uniqueIdentifier) }
+        keys = ordered.map { PreparedDocumentCache.Key(kind: SearchDocuments.itemKind, identifier: $0.item.uniqueIdentifier) }
         queue.async(group: group) { [self] in
             var tokenizer = Tokenizer()
-            for item in ordered {
+            for (item, time) in ordered {
                 guard !isCancelled else { return }
-                // The executor's own derivation: the normalized item, as the event holds it.
-                // An invalid item is left to the command to reject.
-                if let doc = try? PreparedDocument(SearchDocuments.item(item.normalized.proto), tokenizer: &tokenizer) {
-                    if cache.insert([doc]).isEmpty { return }   // full
+                if let entry = KeywordIndexProjection.prepare(item, at: time, tokenizer: &tokenizer) {
+                    if cache.insert([entry]).isEmpty { return }   // full
                 }
             }
         }

@@ -10,28 +10,40 @@ extension KeywordIndexProjection {
     /// Starts tokenizing, beside the write, the documents that `commands`
     /// will most likely upsert (each replaced item, in its last state in
     /// `commands`); nil when there are too few to be worth a thread.
-    func prepareAlongside(_ commands: [ActivityCommand.Timed]) -> DocumentPreparation? {
-        let items = Self.replacedItems(commands)
+    func prepareAlongside(_ commands: [ActivityCommand.Timed], at batchTime: Date) -> DocumentPreparation? {
+        let items = Self.replacedItems(commands, at: batchTime)
         guard items.count >= Self.parallelPreparationThreshold else { return nil }
         return DocumentPreparation(items: items, cache: preparedDocuments)
     }
 
-    /// Each item `commands` replace (not merge), in its last state there.
-    static func replacedItems(_ commands: [ActivityCommand.Timed]) -> [SearchableItem] {
-        var found: [SearchableItem] = []
+    /// Each item `commands` replace (not merge), in its last state there,
+    /// with the time of the command that replaces it (its own, else `batchTime`).
+    static func replacedItems(_ commands: [ActivityCommand.Timed], at batchTime: Date) -> [(item: SearchableItem, time: Date)] {
+        var found: [(item: SearchableItem, time: Date)] = []
         var position: [String: Int] = [:]
         for timed in commands {
             guard case .indexSearchableItems(let given) = timed.command else { continue }
             for item in given where !item.isUpdate {
                 if let k = position[item.uniqueIdentifier] {
-                    found[k] = item
+                    found[k] = (item, timed.at ?? batchTime)
                 } else {
                     position[item.uniqueIdentifier] = found.count
-                    found.append(item)
+                    found.append((item, timed.at ?? batchTime))
                 }
             }
         }
         return found
+    }
+
+    /// The document of `item` replacing its identifier at `time`, derived
+    /// as the projection derives it from the event the executor records
+    /// (``SearchableItem/replacement(at:)``), with those recorded bytes; nil
+    /// for an invalid item (left to the command to reject).
+    static func prepare(_ item: SearchableItem, at time: Date, tokenizer: inout Tokenizer) -> PreparedDocumentCache.Entry? {
+        let (replacement, defaultExpiration) = item.normalized.replacement(at: time)
+        let recorded = replacement.recorded(defaultExpiration: defaultExpiration)
+        guard let prepared = try? PreparedDocument(SearchDocuments.item(recorded), tokenizer: &tokenizer) else { return nil }
+        return PreparedDocumentCache.Entry(prepared, recordedItem: try? recorded.serializedBytes())
     }
 
     /// Tokenizes, before the write and split over the machine's cores,
@@ -46,8 +58,8 @@ extension KeywordIndexProjection {
     /// state inside the transaction and are not prepared; a guess that turns
     /// out wrong (the item changed in between, a later command of the batch
     /// merged into it) is ignored by the writer, which tokenizes then.
-    func prepareAhead(_ commands: [ActivityCommand.Timed]) -> [PreparedDocumentCache.Key] {
-        let items = Self.replacedItems(commands)
+    func prepareAhead(_ commands: [ActivityCommand.Timed], at batchTime: Date) -> [PreparedDocumentCache.Key] {
+        let items = Self.replacedItems(commands, at: batchTime)
         guard !items.isEmpty else { return [] }
         let cache = preparedDocuments
         let chunks = items.count < Self.parallelPreparationThreshold
@@ -57,14 +69,10 @@ extension KeywordIndexProjection {
         let prepareChunk: @Sendable (Int) -> Void = { chunk in
             var tokenizer = Tokenizer()
             let range = (chunk * chunkSize)..<min(items.count, (chunk + 1) * chunkSize)
-            var prepared: [PreparedDocument] = []
+            var prepared: [PreparedDocumentCache.Entry] = []
             prepared.reserveCapacity(range.count)
-            for item in items[range] {
-                // The executor's own derivation: normalized item, as an event holds it.
-                // An invalid item is left to the command to reject.
-                if let doc = try? PreparedDocument(SearchDocuments.item(item.normalized.proto), tokenizer: &tokenizer) {
-                    prepared.append(doc)
-                }
+            for (item, time) in items[range] {
+                if let entry = Self.prepare(item, at: time, tokenizer: &tokenizer) { prepared.append(entry) }
             }
             _ = cache.insert(prepared)
         }
@@ -73,6 +81,6 @@ extension KeywordIndexProjection {
         } else {
             DispatchQueue.concurrentPerform(iterations: chunks, execute: prepareChunk)
         }
-        return items.map { PreparedDocumentCache.Key(kind: SearchDocuments.itemKind, identifier: $0.uniqueIdentifier) }
+        return items.map { PreparedDocumentCache.Key(kind: SearchDocuments.itemKind, identifier: $0.item.uniqueIdentifier) }
     }
 }

@@ -184,9 +184,7 @@ public struct KeywordIndexProjection: Projection {
                     // Analyzed ahead, from these very bytes (a rebuild).
                     for document in documents { try writer.upsert(document) }
                 } else {
-                    for doc in KeywordIndexProjection.itemDocuments(m, in: entry.recorded) {
-                        try writer.upsert(doc, reusing: prepared.document(kind: doc.kind, identifier: doc.identifier))
-                    }
+                    try upsertItems(m, in: entry.recorded)
                 }
             case .itemsDeleted(let m):
                 for id in m.removedIdentifiers { try removeItem(id) }
@@ -198,6 +196,41 @@ public struct KeywordIndexProjection: Projection {
                 for id in m.removedIdentifiers { try removeItem(id) }
             case .batchCommitted:
                 break
+            }
+        }
+
+        /// Upserts the documents of the items `m` indexes. An item the
+        /// event records with the very bytes it was prepared from takes the
+        /// prepared document whole (the derivation is a function of those
+        /// bytes); any other item's document is derived from the event, and
+        /// a prepared analysis is reused when its text is the same.
+        private func upsertItems(_ m: Activitylog_V1_SearchableItemsIndexed, in recorded: RecordedEvent) throws {
+            guard let slices = ItemSlices.find(in: recorded.payload), slices.count == m.items.count else {
+                for doc in KeywordIndexProjection.itemDocuments(m, in: recorded) {
+                    try writer.upsert(doc, reusing: prepared.entry(kind: doc.kind, identifier: doc.identifier)?.prepared)
+                }
+                return
+            }
+            for (indexed, slice) in zip(m.items, slices) {
+                let reference = ItemContentReference(position: recorded.position, slice: slice).bytes
+                let entry = prepared.entry(kind: SearchDocuments.itemKind, identifier: indexed.item.uniqueIdentifier)
+                if let entry, let bytes = entry.recordedItem, Self.equal(bytes, recorded.payload, slice) {
+                    prepared.takenWhole()
+                    try writer.upsert(entry.prepared, contentReference: reference)
+                } else {
+                    var doc = SearchDocuments.item(indexed.item)
+                    doc.contentReference = reference
+                    try writer.upsert(doc, reusing: entry?.prepared)
+                }
+            }
+        }
+
+        /// Whether `bytes` are those of `payload[slice]` (one `memcmp`).
+        private static func equal(_ bytes: [UInt8], _ payload: [UInt8], _ slice: Range<Int>) -> Bool {
+            guard bytes.count == slice.count, slice.upperBound <= payload.count else { return false }
+            guard !bytes.isEmpty else { return true }
+            return bytes.withUnsafeBytes { a in
+                payload.withUnsafeBytes { p in memcmp(a.baseAddress!, p.baseAddress! + slice.lowerBound, a.count) == 0 }
             }
         }
 

@@ -13,11 +13,13 @@ import TextIndex
 /// cache.remove(keys)                       // after it, whatever happened
 /// ```
 ///
-/// It is only a hint, never a source of truth: the writer uses an entry
-/// only when its text fields equal, byte for byte, those of the document it
-/// derived from the event (``TextIndexWriter/upsert(_:reusing:)``), so what
-/// is written is the same with or without it, with a stale entry, or with
-/// another writer's entry for the same identifier. Bounded: past
+/// It is only a hint, never a source of truth: the writer takes an entry's
+/// document whole only when the event records, byte for byte, the item the
+/// document was derived from (``Entry/recordedItem``), and otherwise reuses
+/// its analysis only when its text fields equal, byte for byte, those of the
+/// document it derived from the event (``TextIndexWriter/upsert(_:reusing:)``),
+/// so what is written is the same with or without it, with a stale entry,
+/// or with another writer's entry for the same identifier. Bounded: past
 /// ``capacity`` entries, documents are not cached and the writer tokenizes
 /// them itself.
 ///
@@ -29,42 +31,72 @@ final class PreparedDocumentCache: @unchecked Sendable {
         var identifier: String
     }
 
+    /// A document analyzed ahead, and what it was derived from.
+    struct Entry: Sendable {
+        var prepared: PreparedDocument
+        /// The item's bytes as a `searchableItems.indexed` event records
+        /// them when the guess was right (``SearchableItem/recorded(defaultExpiration:)``):
+        /// `prepared.document` is what ``SearchDocuments/item(_:)`` derives
+        /// from them, so an event holding these very bytes needs no
+        /// derivation or comparison of its own. Nil: compare the text.
+        var recordedItem: [UInt8]?
+
+        init(_ prepared: PreparedDocument, recordedItem: [UInt8]? = nil) {
+            self.prepared = prepared
+            self.recordedItem = recordedItem
+        }
+    }
+
     /// At most this many documents are held (a few kilobytes each).
     let capacity: Int
     private let lock = NSLock()
-    private var entries: [Key: PreparedDocument] = [:]
-    /// For tests: how many lookups found an entry, and how many did not.
+    private var entries: [Key: Entry] = [:]
+    /// For tests: how many lookups found an entry, and how many did not;
+    /// how many entries a writer took whole (``takenWhole()``).
     private var hitCount = 0
     private var missCount = 0
+    private var wholeCount = 0
 
     init(capacity: Int = 8192) {
         self.capacity = capacity
     }
 
-    /// Stores `documents` (replacing entries of the same identity) while
+    /// Stores `entries` (replacing entries of the same identity) while
     /// there is room; returns the keys it stored, for ``remove(_:)``.
-    func insert(_ documents: [PreparedDocument]) -> [Key] {
+    func insert(_ new: [Entry]) -> [Key] {
         lock.lock()
         defer { lock.unlock() }
         var stored: [Key] = []
-        stored.reserveCapacity(documents.count)
-        for prepared in documents {
-            let key = Key(kind: prepared.document.kind, identifier: prepared.document.identifier)
+        stored.reserveCapacity(new.count)
+        for entry in new {
+            let key = Key(kind: entry.prepared.document.kind, identifier: entry.prepared.document.identifier)
             guard entries.count < capacity || entries[key] != nil else { break }
-            entries[key] = prepared
+            entries[key] = entry
             stored.append(key)
         }
         return stored
     }
 
-    /// The document prepared for this identity, if any (left in place: a
+    /// Stores documents without what they were derived from (their text is compared).
+    func insert(_ documents: [PreparedDocument]) -> [Key] {
+        insert(documents.map { Entry($0) })
+    }
+
+    /// The entry prepared for this identity, if any (left in place: a
     /// write that runs again after the map grows finds it again).
-    func document(kind: String, identifier: String) -> PreparedDocument? {
+    func entry(kind: String, identifier: String) -> Entry? {
         lock.lock()
         defer { lock.unlock() }
         let found = entries[Key(kind: kind, identifier: identifier)]
         if found == nil { missCount += 1 } else { hitCount += 1 }
         return found
+    }
+
+    /// Counts an entry a writer took whole (for tests).
+    func takenWhole() {
+        lock.lock()
+        wholeCount += 1
+        lock.unlock()
     }
 
     /// Forgets these entries (an entry another writer stored under the same
@@ -76,10 +108,10 @@ final class PreparedDocumentCache: @unchecked Sendable {
         for key in keys { entries[key] = nil }
     }
 
-    /// Entries held, lookups that found one, lookups that did not.
-    var counts: (entries: Int, hits: Int, misses: Int) {
+    /// Entries held, lookups that found one, lookups that did not, entries taken whole.
+    var counts: (entries: Int, hits: Int, misses: Int, whole: Int) {
         lock.lock()
         defer { lock.unlock() }
-        return (entries.count, hitCount, missCount)
+        return (entries.count, hitCount, missCount, wholeCount)
     }
 }

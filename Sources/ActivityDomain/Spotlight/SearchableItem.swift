@@ -142,6 +142,24 @@ extension SearchableItem {
         return m
     }
 
+    /// This (normalized) item as it replaces whatever its identifier held,
+    /// in a command run at `time`: without an expiration, it gets the
+    /// default one (and `defaultExpiration` says so); nothing to remove.
+    func replacement(at time: Date) -> (item: SearchableItem, defaultExpiration: Bool) {
+        var replacement = self
+        replacement.attributesToRemove = []
+        let defaultExpiration = expirationDate == nil
+        if defaultExpiration { replacement.expirationDate = SpotlightRules.defaultExpiration(indexedAt: time) }
+        return (replacement, defaultExpiration)
+    }
+
+    /// What a `searchableItems.indexed` event records for the item.
+    func recorded(defaultExpiration: Bool) -> Activitylog_V1_SearchableItem {
+        var m = proto
+        m.defaultExpiration = defaultExpiration
+        return m
+    }
+
     init(proto m: Activitylog_V1_SearchableItem) {
         self.init(uniqueIdentifier: m.uniqueIdentifier, domainIdentifier: m.hasDomainIdentifier ? m.domainIdentifier : nil,
                   attributeSet: ContentAttributeSet(proto: m.attributeSet), expirationDate: Date(microseconds: m.expirationDateMicros))

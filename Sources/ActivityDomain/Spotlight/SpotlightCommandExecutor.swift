@@ -121,10 +121,7 @@ final class SpotlightCommandExecutor {
                 merged.removedAttributes.subtract(given)
                 pending[id] = merged
             } else {
-                var replacement = item
-                replacement.attributesToRemove = []
-                let defaultExpiration = item.expirationDate == nil
-                if defaultExpiration { replacement.expirationDate = SpotlightRules.defaultExpiration(indexedAt: time) }
+                let (replacement, defaultExpiration) = item.replacement(at: time)
                 pending[id] = Pending(item: replacement, defaultExpiration: defaultExpiration,
                                       existedBefore: state?.existedBefore ?? false, replaced: true)
             }
@@ -133,8 +130,7 @@ final class SpotlightCommandExecutor {
         for id in pending.keys.sorted(by: utf8Less) {
             let state = pending[id]!
             var indexed = Activitylog_V1_IndexedItem()
-            indexed.item = state.item.proto
-            indexed.item.defaultExpiration = state.defaultExpiration
+            indexed.item = state.item.recorded(defaultExpiration: state.defaultExpiration)
             indexed.outcome = !state.existedBefore ? .added : state.replaced ? .replaced : .merged
             if indexed.outcome == .merged {
                 indexed.setAttributes = state.setAttributes.sorted(by: utf8Less)

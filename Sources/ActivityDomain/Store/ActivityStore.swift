@@ -78,7 +78,7 @@ public final class ActivityStore: UserScoped {
         try Self.checkTransaction(commands)
         // Tokenize the items to index on another core while the writer runs
         // (it takes what is ready and tokenizes the rest itself).
-        let preparation = options.preparesSearchDocuments ? views.search.prepareAlongside(commands) : nil
+        let preparation = options.preparesSearchDocuments ? views.search.prepareAlongside(commands, at: batchTime) : nil
         defer { preparation?.finish() }
         let receipt = try eventStore.write(writeOptions) { batch in
             try Self.execute(commands, at: batchTime, views: views, in: batch)

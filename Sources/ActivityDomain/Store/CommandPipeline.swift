@@ -68,7 +68,7 @@ public final class CommandPipeline: Sendable {
         let batchTime = time ?? store.options.store.clock()
         try ActivityStore.checkTransaction(commands)
         let views = store.views
-        let items = KeywordIndexProjection.replacedItems(commands)
+        let items = KeywordIndexProjection.replacedItems(commands, at: batchTime)
         let preparation = items.isEmpty ? nil
             : DocumentPreparation(items: items, cache: views.search.preparedDocuments, queue: preparing)
         do {
