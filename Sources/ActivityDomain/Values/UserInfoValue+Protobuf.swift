@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// The Protocol Buffers form of userInfo values (`UserInfoValue` in
 /// `Schema/activity.proto`). Dictionaries become entries sorted by key, so
@@ -74,9 +75,7 @@ extension UserInfoValue {
 func utf8Less(_ a: String, _ b: String) -> Bool {
     if let less = a.utf8.withContiguousStorageIfAvailable({ x in
         b.utf8.withContiguousStorageIfAvailable { y -> Bool in
-            let n = min(x.count, y.count)
-            let c = n == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, n)
-            return c != 0 ? c < 0 : x.count < y.count
+            KeyOrder.compare(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) < 0
         }
     }), let less { return less }
     return a.utf8.lexicographicallyPrecedes(b.utf8)
