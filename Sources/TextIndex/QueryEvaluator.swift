@@ -30,7 +30,8 @@ struct QueryEvaluator {
     let textFields: Set<String>
     let values: Cursor<[UInt8], [UInt8]>
     let postings: Cursor<[UInt8], [UInt8]>
-    let runs: Cursor<[UInt8], [UInt8]>
+    /// The open block's runs, page by page (``RunPage``).
+    var runs: RunCursor
     let blocks: Cursor<[UInt8], [UInt8]>
     /// Sealed blocks, then the open block's runs.
     let sources: [TextIndex.PostingSource]
@@ -44,7 +45,7 @@ struct QueryEvaluator {
         textFields = try index.textFieldNames(in: txn)
         values = try index.values.cursor(in: txn)
         postings = try index.postings.cursor(in: txn)
-        runs = try index.runs.cursor(in: txn)
+        runs = RunCursor(try index.runs.cursor(in: txn))
         blocks = try index.blocks.cursor(in: txn)
         var directoryReads = 0
         sources = try index.postingSources(index.statistics(in: txn), reads: &directoryReads, in: txn)
@@ -233,10 +234,9 @@ struct QueryEvaluator {
     mutating func postingDocuments(_ term: [UInt8], prefix: Bool, bit: UInt8, within: Set<UInt32>?) throws -> Set<UInt32> {
         var result = Set<UInt32>()
         for source in sources {
-            let cursor = source.isRun ? runs : source.isTier ? postings : blocks
+            let cursor = source.isTier ? postings : blocks
             let key = source.prefix + term
             reads += 1
-            var entry = try key.withUnsafeBytes { prefix ? try cursor.seekBytes(atOrAfter: $0) : try cursor.seekBytes(exactly: $0) }
             /// The documents of one postings value of `block` that have the field.
             func add(_ value: UnsafeRawBufferPointer, block: UInt32) throws {
                 var r = ByteReader(value)
@@ -254,6 +254,17 @@ struct QueryEvaluator {
                     }
                 }
             }
+            if source.isRun {
+                var entry = try key.withUnsafeBytes { try runs.seek($0) }
+                while let e = entry, Searcher.hasPrefix(e.term, term), prefix || e.term.count == term.count {
+                    try add(e.value, block: source.block)
+                    if !prefix { break }
+                    reads += 1
+                    entry = try runs.next()
+                }
+                continue
+            }
+            var entry = try key.withUnsafeBytes { prefix ? try cursor.seekBytes(atOrAfter: $0) : try cursor.seekBytes(exactly: $0) }
             while let e = entry, e.key.starts(with: key) {
                 if !source.isTier {
                     try add(e.value, block: source.block)

@@ -13,13 +13,14 @@ import LMDB
 ///
 /// It reads the postings of one space (the index's): keys `space ‖ tier ‖
 /// term` (a tier's value split into its blocks' values), `space ‖ block ‖
-/// term` and `space ‖ block ‖ start ‖ term`, for the space's blocks only.
+/// term` and the pages of the runs (``RunCursor``), for the space's blocks only.
 struct Searcher {
     let index: TextIndex
     let txn: ReadTransaction
     let stats: IndexStatistics
     let cursor: Cursor<[UInt8], [UInt8]>
-    let runCursor: Cursor<[UInt8], [UInt8]>
+    /// The open block's runs, page by page (``RunPage``).
+    var runCursor: RunCursor
     let blockCursor: Cursor<[UInt8], [UInt8]>
     /// Sealed blocks, then the open block's runs.
     let sources: [TextIndex.PostingSource]
@@ -38,7 +39,7 @@ struct Searcher {
         self.txn = txn
         self.stats = stats
         self.cursor = try index.postings.cursor(in: txn)
-        self.runCursor = try index.runs.cursor(in: txn)
+        self.runCursor = RunCursor(try index.runs.cursor(in: txn))
         self.blockCursor = try index.blocks.cursor(in: txn)
         scratch = ScoreScratch(size: TextIndex.blockSize, stats: stats)
         blockCount = stats.nextDocumentId == 0 ? 0 : Int((stats.nextDocumentId - 1) >> TextIndex.blockShift) + 1
@@ -155,8 +156,40 @@ struct Searcher {
             try add(0, value, source)
         }
 
+        /// `lookup` in one run: its entries are read through ``RunCursor``, not keys.
+        func lookupRun(_ key: [UInt8], _ term: [UInt8], prefix: Bool, exactOnly: Bool, source: TextIndex.PostingSource) throws {
+            var entry = try key.withUnsafeBytes { try runCursor.seek($0) }
+            if !prefix || exactOnly {
+                var value: UnsafeRawBufferPointer?
+                if let e = entry, e.term.count == term.count, Searcher.hasPrefix(e.term, term) {
+                    try addExact(e.value, source)
+                    value = e.value
+                    if exactOnly {
+                        reads += 1
+                        entry = try runCursor.next()
+                    }
+                }
+                if exactOnly {
+                    values.append(value)
+                    longer.append(entry.map { $0.term.count > term.count && Searcher.hasPrefix($0.term, term) } ?? false)
+                }
+                return
+            }
+            while let e = entry, Searcher.hasPrefix(e.term, term) {
+                let (t, isNew) = ids.id(TermTable.hash(e.term.bindMemory(to: UInt8.self)))
+                if isNew {
+                    word.weights.append(0)
+                    word.documentFrequencies.append(0)
+                    if e.term.count == term.count { exactTerm = t }
+                }
+                try add(t, e.value, source)
+                reads += 1
+                entry = try runCursor.next()
+            }
+        }
+
         for (index, source) in sources.enumerated() {
-            let cursor = source.isRun ? runCursor : source.isTier ? self.cursor : blockCursor
+            let cursor = source.isTier ? self.cursor : blockCursor
             if let known, !known.longer[index] {
                 // No longer term here: the term's own value, if any, which
                 // the typed word's lookup read.
@@ -184,6 +217,10 @@ struct Searcher {
                 }
             }
             reads += 1
+            if source.isRun {
+                try lookupRun(key, term, prefix: prefix, exactOnly: exactOnly, source: source)
+                continue
+            }
             if !prefix {
                 if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
                     try addExact(e.value, source)

@@ -3,30 +3,137 @@ import LMDB
 
 /// Runs of the open block: reading them back, merging them (``RunDirectory``).
 extension TextIndexWriter {
-    /// One run's keys (terms, without the prefix) and values, copied out of
-    /// LMDB: what a merge reads before it deletes and writes.
-    struct RunContents {
-        var terms: [UInt8] = []
-        var termEnds: [Int] = []
-        var values: [UInt8] = []
-        var valueEnds: [Int] = []
-
-        var count: Int { termEnds.count }
-
-        mutating func append(term: some Collection<UInt8>, value: [UInt8]) {
-            terms.append(contentsOf: term)
-            termEnds.append(terms.count)
-            values.append(contentsOf: value)
-            valueEnds.append(values.count)
+    /// Every entry of the run at `prefix` (`space ‖ block ‖ start`), in
+    /// term order, copied out of its pages.
+    func readRun(_ prefix: [UInt8]) throws -> RunContents {
+        var contents = RunContents()
+        let cursor = try index.runs.cursor(in: txn)
+        var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.count > prefix.count, e.key.starts(with: prefix) {
+            try RunPage(e.value).append(to: &contents)
+            entry = try cursor.nextBytes()
         }
-
-        func term(_ i: Int) -> Range<Int> { (i == 0 ? 0 : termEnds[i - 1])..<termEnds[i] }
-        func value(_ i: Int) -> Range<Int> { (i == 0 ? 0 : valueEnds[i - 1])..<valueEnds[i] }
+        return contents
     }
 
-    /// Every key of the run at `prefix` (`space ‖ block ‖ start`), in term order.
-    func readRun(_ prefix: [UInt8]) throws -> RunContents {
-        try readRange(index.runs, prefix)
+    /// Writes `contents` (a run's entries, in term order) as the run at
+    /// `prefix`, one key a page (``RunPage``); `append`: whether its keys
+    /// sort after every key of `runs` (nil: look).
+    func writeRun(_ prefix: [UInt8], _ contents: RunContents, append: Bool? = nil) throws {
+        var key = prefix
+        var page: [UInt8] = []
+        var append = append
+        for range in RunPage.pages(contents) {
+            key.removeLast(key.count - prefix.count)
+            key.append(contentsOf: contents.terms[contents.term(range.lowerBound)])
+            RunPage.encode(contents, range, into: &page)
+            if append == nil { append = try TextIndexWriter.sortsLast(key, in: index.runs, txn) }
+            try index.runs.put(page, forKey: key, flags: append! ? .append : [], in: txn)
+        }
+    }
+
+    /// A term's changes in a flush: `changes[range]` of ``writePostings(_:arena:)``.
+    typealias RunEdit = (termId: Int32, changes: Range<Int>)
+
+    /// Applies `edits` (terms in byte order, each with its changes, sorted
+    /// by offset) to the stored run at `prefix`: the pages that hold those
+    /// terms are read, changed and written again, split as the run's whole
+    /// content would be (``RunPage``). A segment of pages read grows by the
+    /// next page until, changed, it ends after a boundary term, or at the
+    /// run's end.
+    func editRun(_ prefix: [UInt8], _ edits: [RunEdit], _ changes: [PostingChange], arena: [UInt8]) throws {
+        let cursor = try index.runs.cursor(in: txn)
+        var key: [UInt8] = []
+        var scratch: [UInt8] = []
+        var stored = RunContents(), edited = RunContents()
+        var pageKeys: [[UInt8]] = []
+        func inRun(_ key: UnsafeRawBufferPointer) -> Bool { key.count > prefix.count && key.starts(with: prefix) }
+        var first = 0
+        while first < edits.count {
+            stored.removeAll()
+            pageKeys.removeAll(keepingCapacity: true)
+            // The page that holds the first edit's term: the last that starts
+            // at or before it, else the run's first (nil: the run is empty).
+            key.removeAll(keepingCapacity: true)
+            key.append(contentsOf: prefix)
+            key.append(contentsOf: table.bytes(edits[first].termId))
+            var page = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+            if !(page.map { $0.key.elementsEqual(key) } ?? false) {
+                let before = page == nil ? try cursor.lastBytes() : try cursor.previousBytes()
+                if let before, inRun(before.key) {
+                    page = before
+                } else {
+                    page = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+                    if let p = page, !inRun(p.key) { page = nil }
+                }
+            }
+            var last = first
+            while true {
+                // The page, and the edits before the next page's first term.
+                var next: Cursor<[UInt8], [UInt8]>.RawEntry?
+                if let p = page {
+                    pageKeys.append(Array(p.key))
+                    try RunPage(p.value).append(to: &stored)
+                    next = try cursor.nextBytes()
+                    if let n = next, !inRun(n.key) { next = nil }
+                }
+                while last < edits.count, next.map({ n in
+                    table.bytes(edits[last].termId).withUnsafeBytes {
+                        KeyOrder.compare($0, UnsafeRawBufferPointer(rebasing: n.key[prefix.count...])) < 0
+                    }
+                }) ?? true {
+                    last += 1
+                }
+                try apply(edits[first..<last], to: stored, changes, arena: arena, into: &edited, scratch: &scratch)
+                let endsAtBoundary = edited.count > 0 && edited.terms.withUnsafeBytes {
+                    RunPage.isBoundary(UnsafeRawBufferPointer(rebasing: $0[edited.term(edited.count - 1)]))
+                }
+                guard let n = next, !endsAtBoundary else { break }
+                page = n
+            }
+            for k in pageKeys { _ = try index.runs.delete(k, in: txn) }
+            try writeRun(prefix, edited, append: false)
+            first = last
+        }
+    }
+
+    /// `stored` (a run's entries, in term order) with `edits` merged in: a
+    /// stored term's value merged with its changes (dropped when no document
+    /// is left), a term not stored added; into `out`.
+    func apply(_ edits: ArraySlice<RunEdit>, to stored: RunContents, _ changes: [PostingChange], arena: [UInt8],
+               into out: inout RunContents, scratch value: inout [UInt8]) throws {
+        out.removeAll()
+        var i = 0, k = edits.startIndex
+        while i < stored.count || k < edits.endIndex {
+            let order: Int
+            if i == stored.count {
+                order = 1
+            } else if k == edits.endIndex {
+                order = -1
+            } else {
+                order = stored.terms.withUnsafeBytes { s in
+                    table.bytes(edits[k].termId).withUnsafeBytes { KeyOrder.compare(UnsafeRawBufferPointer(rebasing: s[stored.term(i)]), $0) }
+                }
+            }
+            if order < 0 {
+                out.append(term: stored.terms[stored.term(i)], value: stored.values[stored.value(i)])
+                i += 1
+                continue
+            }
+            let slice = changes[edits[k].changes]
+            let kept: Bool
+            if order == 0 {
+                kept = try stored.values.withUnsafeBytes { v in
+                    try PostingList.merge(UnsafeRawBufferPointer(rebasing: v[stored.value(i)]), slice, payloads: arena, into: &value)
+                }
+                if kept && !value.isEmpty { out.append(term: stored.terms[stored.term(i)], value: value) }
+                i += 1
+            } else {
+                kept = try PostingList.merge(nil, slice, payloads: arena, into: &value)
+                if kept && !value.isEmpty { out.append(term: table.bytes(edits[k].termId), value: value) }
+            }
+            k += 1
+        }
     }
 
     /// Every key of `db` that starts with `prefix` (terms after it, and values), in term order.
@@ -105,11 +212,12 @@ extension TextIndexWriter {
         }
     }
 
-    /// Seals `block`: its runs (at `starts`) become one value a term, in
-    /// `blocks` or, when the block completes its tier, in `postings`; they
-    /// leave `runs`.
-    func seal(block: UInt32, starts: [UInt16]) throws {
-        let contents = try starts.map { try readRun(index.runPrefix(block: block, start: $0)) }
+    /// Seals `block`: its runs (at `starts`) and the flush's `new`
+    /// documents become one value a term, in `blocks` or, when the block
+    /// completes its tier, in `postings`; the runs leave `runs`.
+    func seal(block: UInt32, starts: [UInt16], new: RunContents) throws {
+        var contents = try starts.map { try readRun(index.runPrefix(block: block, start: $0)) }
+        contents.append(new)
         let blockPrefix = index.postingKey(block: block, term: EmptyCollection())
         try deleteRuns(from: blockPrefix, within: blockPrefix, whole: true)
         var sealed = RunContents()
@@ -271,13 +379,17 @@ extension TextIndexWriter {
             plan = RunPlan(stored: finalBlock == openBlock ? directory.runs : [], groupStarts: starts,
                            fill: Int(next - blockStart))
         }
-        /// New documents of each merged run, by term, to merge with its stored runs after the loop.
-        var mergedNew: [Int: RunContents] = [:]
+        /// New documents of each run of the plan that has some, by term:
+        /// written (merged with its stored runs, if any) after the loop.
+        var newEntries: [Int: RunContents] = [:]
+        /// Changes to documents of each stored run, by term: written before
+        /// the open block is sealed or its runs merged.
+        var storedEdits: [Int: [RunEdit]] = [:]
+        /// New documents of an open block that fills up: sealed with its runs.
+        var sealingNew = RunContents()
 
         var key: [UInt8] = []
         var value: [UInt8] = []
-        // Several new runs are written term by term, interleaved: not in key order.
-        var appendRuns: Bool? = plan.runs.filter { $0.content == .new }.count > 1 ? false : nil
         var tierValue: [UInt8] = []
         /// `readModifyWrite` of block `sub` of the tier value at `key`.
         func readModifyWriteTier(_ sub: Int, _ slice: ArraySlice<PostingChange>) throws {
@@ -315,10 +427,6 @@ extension TextIndexWriter {
             key.append(contentsOf: prefix)
             key.append(contentsOf: table.bytes(termId))
         }
-        func putNew(_ db: Database<[UInt8], [UInt8]>, _ append: inout Bool?) throws {
-            if append == nil { append = try TextIndexWriter.sortsLast(key, in: db, txn) }
-            try db.put(value, forKey: key, flags: append! ? .append : [], in: txn)
-        }
 
         var prefixes: [UInt32: [UInt8]] = [:]
         /// `space ‖ tier` for a block of a complete tier (`tiers` of them
@@ -340,8 +448,10 @@ extension TextIndexWriter {
         }
         let storedPrefixes = directory.runs.map { index.runPrefix(block: openBlock, start: $0.start) }
         let planPrefixes = finalBlock.map { b in plan.runs.map { index.runPrefix(block: b, start: $0.start) } } ?? []
-        // New documents of an open block that fills up go into one run there, sealed after the loop.
-        let sealingPrefix = index.runPrefix(block: openBlock, start: newStart)
+        func writeStoredEdits() throws {
+            for r in storedEdits.keys.sorted() { try editRun(storedPrefixes[r], storedEdits[r]!, changes, arena: arena) }
+            storedEdits.removeAll()
+        }
 
         // The open block is sealed once its changes are written, before any
         // later block's run: then (with one space) its runs are all the
@@ -349,7 +459,8 @@ extension TextIndexWriter {
         var sealed = false
         func sealOpenBlock() throws {
             guard sealsOpen && !sealed else { return }
-            try seal(block: openBlock, starts: directory.runs.map(\.start) + [newStart])
+            try writeStoredEdits()
+            try seal(block: openBlock, starts: directory.runs.map(\.start), new: sealingNew)
             sealed = true
         }
 
@@ -381,8 +492,7 @@ extension TextIndexWriter {
                     let end = r + 1 < directory.runs.count ? directory.runs[r + 1].start : UInt16.max
                     var m = k
                     while m < j && changes[m].offset < newStart && changes[m].offset < end { m += 1 }
-                    setKey(storedPrefixes[r], termId)
-                    try readModifyWrite(index.runs, changes[k..<m])
+                    storedEdits[r, default: []].append((termId, k..<m))
                     k = m
                 }
             }
@@ -392,8 +502,7 @@ extension TextIndexWriter {
             if block < fullBlocks {
                 PostingList.encode(changes[k..<j], payloads: arena, into: &value)
                 if block == openBlock && sealsOpen {
-                    setKey(sealingPrefix, termId)
-                    try index.runs.put(value, forKey: key, in: txn)
+                    sealingNew.append(term: table.bytes(termId), value: value)
                 } else {
                     if direct == nil { direct = (block, RunContents()) }
                     direct!.contents.append(term: table.bytes(termId), value: value)
@@ -406,16 +515,8 @@ extension TextIndexWriter {
                     var m = k
                     while m < j && changes[m].offset < end { m += 1 }
                     PostingList.encode(changes[k..<m], payloads: arena, into: &value)
-                    switch plan.runs[r].content {
-                    case .new:
-                        setKey(planPrefixes[r], termId)
-                        try putNew(index.runs, &appendRuns)
-                    case .merged:
-                        let term = table.bytes(termId)
-                        mergedNew[r, default: RunContents()].append(term: term, value: value)
-                    case .stored:
-                        throw TextIndexError.corrupt("new documents in a stored run")
-                    }
+                    guard plan.runs[r].content != .stored else { throw TextIndexError.corrupt("new documents in a stored run") }
+                    newEntries[r, default: RunContents()].append(term: table.bytes(termId), value: value)
                     k = m
                 }
             }
@@ -423,26 +524,33 @@ extension TextIndexWriter {
         }
 
         try writeDirect()
+        try writeStoredEdits()
         guard next > base else { return }
         try sealOpenBlock()
-        // Merged runs: their stored runs read, deleted, and written again with the new documents.
+        // The plan's runs with new documents, in start order: a new run
+        // written once; a merged run's stored runs read, deleted, and written
+        // again with its new documents.
         if let finalBlock {
             for (r, run) in plan.runs.enumerated() {
-                guard case .merged(let storedStarts) = run.content else { continue }
-                var contents = try storedStarts.map { try readRun(index.runPrefix(block: finalBlock, start: $0)) }
-                for start in storedStarts {
-                    let prefix = index.runPrefix(block: finalBlock, start: start)
-                    try deleteRuns(from: prefix, within: prefix)
-                }
-                if let new = mergedNew[r] { contents.append(new) }
-                var out: [UInt8] = []
-                try TextIndexWriter.merge(contents) { term, values, _ in
-                    try PostingList.concatenate(values, into: &out)
-                    guard !out.isEmpty else { return }
-                    key.removeAll(keepingCapacity: true)
-                    key.append(contentsOf: planPrefixes[r])
-                    key.append(contentsOf: term)
-                    try index.runs.put(out, forKey: key, in: txn)
+                switch run.content {
+                case .stored:
+                    continue
+                case .new:
+                    try writeRun(planPrefixes[r], newEntries[r] ?? RunContents())
+                case .merged(let storedStarts):
+                    var contents = try storedStarts.map { try readRun(index.runPrefix(block: finalBlock, start: $0)) }
+                    for start in storedStarts {
+                        let prefix = index.runPrefix(block: finalBlock, start: start)
+                        try deleteRuns(from: prefix, within: prefix)
+                    }
+                    if let new = newEntries[r] { contents.append(new) }
+                    var merged = RunContents()
+                    var out: [UInt8] = []
+                    try TextIndexWriter.merge(contents) { term, values, _ in
+                        try PostingList.concatenate(values, into: &out)
+                        if !out.isEmpty { merged.append(term: term, value: out) }
+                    }
+                    try writeRun(planPrefixes[r], merged)
                 }
             }
             directory = RunDirectory(block: finalBlock)

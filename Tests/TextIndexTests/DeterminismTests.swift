@@ -55,8 +55,8 @@ struct DeterminismTests {
             let same = da[name]!.elementsEqual(db[name]!) { x, y in x.0 == y.0 && x.1 == y.1 }
             #expect(same, "\(name)")
         }
-        // 60 documents: all in the open block's runs.
-        #expect(da["runs"]!.count > 50)
+        // 60 documents: all in the open block's runs (pages of about 32 terms).
+        #expect(da["runs"]!.count > 5)
     }
 
     /// A document upserted twice with different fields, in one flush or in

@@ -226,6 +226,93 @@ struct RunTests {
         #expect(try RunTests.directory(flushed)!.runs.count >= 2)
     }
 
+    @Test("a run changed in place is paged exactly as the same postings written at once")
+    func pagesDependOnContentAlone() throws {
+        var rng = SeededGenerator(seed: 31)
+        // Words of a 3,000-word vocabulary: runs of hundreds of terms, so of many pages.
+        func document(_ id: Int) -> IndexDocument {
+            var doc = IndexDocument(kind: "item", identifier: "n\(id)")
+            doc.fields["title"] = [(0..<Int.random(in: 1...8, using: &rng)).map { _ in "w\(Int.random(in: 0..<3_000, using: &rng))" }
+                .joined(separator: " ")]
+            return doc
+        }
+        let count = 1_800
+        var groups: [Range<Int>] = []
+        var n = 0
+        while n < count {
+            let size = min([1, 1, 3, 40, 300].randomElement(using: &rng)!, count - n)
+            groups.append(n..<n + size)
+            n += size
+        }
+        let finals = (0..<count).map(document)
+        let removed = Set((0..<count).filter { _ in Int.random(in: 0..<8, using: &rng) == 0 })
+        // Edited: every document first written as a draft, then changed in
+        // flushes of 1 to 200 (other drafts, removals, final versions).
+        let edited = try TemporaryIndex()
+        for g in groups {
+            let drafts = g.map(document)
+            try edited.write { w in for d in drafts { try w.upsert(d) } }
+        }
+        var pending = Array(0..<count).shuffled(using: &rng)
+        while !pending.isEmpty {
+            let k = min(Int.random(in: 1...200, using: &rng), pending.count)
+            let batch = pending.suffix(k)
+            pending.removeLast(k)
+            let churn = (0..<k / 3).map { _ in document(Int.random(in: 0..<count, using: &rng)) }
+            try edited.write { w in
+                for d in churn where !removed.contains(Int(d.identifier.dropFirst())!) { try w.upsert(d) }
+                for i in batch {
+                    if removed.contains(i) {
+                        #expect(try w.remove(kind: "item", identifier: "n\(i)"))
+                    } else {
+                        try w.upsert(finals[i])
+                    }
+                }
+            }
+            // A churned document not finalized in this batch is finalized again later.
+            for d in churn {
+                let i = Int(d.identifier.dropFirst())!
+                if !removed.contains(i) && !pending.contains(i) && !batch.contains(i) { pending.append(i) }
+            }
+        }
+        // Written at once: the final versions in the same groups (so the same runs), then the removals.
+        let direct = try TemporaryIndex()
+        for g in groups {
+            try direct.write { w in for i in g { try w.upsert(finals[i]) } }
+        }
+        try direct.write { w in
+            for i in removed.sorted() {
+                let gone = try w.remove(kind: "item", identifier: "n\(i)")
+                #expect(gone)
+            }
+        }
+        let a = try DeterminismTests.dump(edited)["runs"]!, b = try DeterminismTests.dump(direct)["runs"]!
+        #expect(a.count == b.count)
+        #expect(a.elementsEqual(b) { $0.0 == $1.0 && $0.1 == $1.1 })
+        #expect(try RunTests.runKeys(direct).count >= 4)
+        #expect(b.count > 100, "runs of many pages")
+        // Every word and prefix is found in whatever page it is: against the documents.
+        var containing: [String: Set<String>] = [:]
+        for (i, doc) in finals.enumerated() where !removed.contains(i) {
+            for word in doc.fields["title"]![0].split(separator: " ") { containing[String(word), default: []].insert(doc.identifier) }
+        }
+        func starting(_ p: String) -> Set<String> {
+            containing.filter { $0.key.hasPrefix(p) }.values.reduce(into: Set<String>()) { $0.formUnion($1) }
+        }
+        for v in stride(from: 0, to: 3_000, by: 7) {
+            let word = try direct.query("title == \"w\(v)\"w")
+            #expect(Set(word.map(\.identifier)) == containing["w\(v)"] ?? [], "w\(v)")
+            // A search's last word is a prefix.
+            #expect(Set(try direct.search("w\(v)", limit: 10_000).map(\.identifier)) == starting("w\(v)"), "search w\(v)")
+        }
+        for p in ["w1", "w29", "w7", "w300", "w2999"] {
+            let hits = try direct.query("title == \"\(p)*\"w")
+            let expected = starting(p)
+            #expect(Set(hits.map(\.identifier)) == expected, "\(p)*")
+            #expect(Set(try direct.search(p, limit: 10_000).map(\.identifier)) == expected, "search \(p)")
+        }
+    }
+
     @Test("what is written depends on the flushes, not on how they are grouped into transactions")
     func flushesNotTransactions() throws {
         var rng = SeededGenerator(seed: 9)
