@@ -14,18 +14,22 @@ struct RunContents {
 
     var count: Int { termEnds.count }
 
-    mutating func append(term: some Collection<UInt8>, value: some Collection<UInt8>) {
+    // Two appends of raw bytes (`memcpy`), not generic collections: a
+    // flush appends an entry for every term of its new documents.
+    @inline(__always)
+    mutating func append(term: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         terms.append(contentsOf: term)
         termEnds.append(terms.count)
         values.append(contentsOf: value)
         valueEnds.append(values.count)
     }
 
-    mutating func append(term: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        terms.append(contentsOf: term)
-        termEnds.append(terms.count)
-        values.append(contentsOf: value)
-        valueEnds.append(values.count)
+    mutating func append(term: ArraySlice<UInt8>, value: ArraySlice<UInt8>) {
+        term.withUnsafeBytes { t in value.withUnsafeBytes { v in append(term: t, value: v) } }
+    }
+
+    mutating func append(term: ArraySlice<UInt8>, value: [UInt8]) {
+        term.withUnsafeBytes { t in value.withUnsafeBytes { v in append(term: t, value: v) } }
     }
 
     mutating func removeAll() {

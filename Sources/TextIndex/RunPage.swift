@@ -112,17 +112,35 @@ struct RunPage {
         out.removeAll(keepingCapacity: true)
         PostingList.appendVarint(range.count, to: &out)
         let table = out.count
-        out.append(contentsOf: repeatElement(0, count: 4 * range.count))
-        let first = out.count
-        for i in range {
-            let term = contents.term(i)
-            PostingList.appendVarint(term.count, to: &out)
-            out.append(contentsOf: contents.terms[term])
-            out.append(contentsOf: contents.values[contents.value(i)])
-            let end = UInt32(out.count - first).bigEndian
-            withUnsafeBytes(of: end) { e in
-                for b in 0..<4 { out[table + 4 * (i - range.lowerBound) + b] = e[b] }
+        let first = table + 4 * range.count
+        var size = first
+        for i in range { size += 5 + contents.term(i).count + contents.value(i).count }
+        out.append(contentsOf: repeatElement(0, count: size - out.count))
+        // Sized first, then written through pointers: a page a few dozen entries.
+        let written = out.withUnsafeMutableBytes { o in
+            contents.terms.withUnsafeBytes { terms in
+                contents.values.withUnsafeBytes { values in
+                    var w = first
+                    for i in range {
+                        let term = contents.term(i), value = contents.value(i)
+                        var n = UInt(term.count)
+                        while n >= 0x80 { o[w] = UInt8(truncatingIfNeeded: n) | 0x80; w += 1; n >>= 7 }
+                        o[w] = UInt8(n)
+                        w += 1
+                        if !term.isEmpty {
+                            o.baseAddress!.advanced(by: w).copyMemory(from: terms.baseAddress!.advanced(by: term.lowerBound), byteCount: term.count)
+                        }
+                        w += term.count
+                        if !value.isEmpty {
+                            o.baseAddress!.advanced(by: w).copyMemory(from: values.baseAddress!.advanced(by: value.lowerBound), byteCount: value.count)
+                        }
+                        w += value.count
+                        o.storeBytes(of: UInt32(w - first).bigEndian, toByteOffset: table + 4 * (i - range.lowerBound), as: UInt32.self)
+                    }
+                    return w
+                }
             }
         }
+        out.removeLast(out.count - written)
     }
 }

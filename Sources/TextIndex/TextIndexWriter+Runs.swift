@@ -381,7 +381,7 @@ extension TextIndexWriter {
         }
         /// New documents of each run of the plan that has some, by term:
         /// written (merged with its stored runs, if any) after the loop.
-        var newEntries: [Int: RunContents] = [:]
+        var newEntries = [RunContents](repeating: RunContents(), count: plan.runs.count)
         /// Changes to documents of each stored run, by term: written before
         /// the open block is sealed or its runs merged.
         var storedEdits: [Int: [RunEdit]] = [:]
@@ -516,7 +516,7 @@ extension TextIndexWriter {
                     while m < j && changes[m].offset < end { m += 1 }
                     PostingList.encode(changes[k..<m], payloads: arena, into: &value)
                     guard plan.runs[r].content != .stored else { throw TextIndexError.corrupt("new documents in a stored run") }
-                    newEntries[r, default: RunContents()].append(term: table.bytes(termId), value: value)
+                    newEntries[r].append(term: table.bytes(termId), value: value)
                     k = m
                 }
             }
@@ -536,14 +536,14 @@ extension TextIndexWriter {
                 case .stored:
                     continue
                 case .new:
-                    try writeRun(planPrefixes[r], newEntries[r] ?? RunContents())
+                    try writeRun(planPrefixes[r], newEntries[r])
                 case .merged(let storedStarts):
                     var contents = try storedStarts.map { try readRun(index.runPrefix(block: finalBlock, start: $0)) }
                     for start in storedStarts {
                         let prefix = index.runPrefix(block: finalBlock, start: start)
                         try deleteRuns(from: prefix, within: prefix)
                     }
-                    if let new = newEntries[r] { contents.append(new) }
+                    contents.append(newEntries[r])
                     var merged = RunContents()
                     var out: [UInt8] = []
                     try TextIndexWriter.merge(contents) { term, values, _ in
