@@ -54,7 +54,7 @@ public struct TextIndex: Sendable {
     /// The sealed blocks of the space's newest tier, while it has fewer than
     /// four: `space ‖ block ‖ term` → postings.
     let blocks: Database<[UInt8], [UInt8]>
-    /// The open block's runs: `space ‖ block ‖ u16 start ‖ term` → postings.
+    /// The open block's runs: `space ‖ block ‖ u16 start ‖ first term` → a page of postings (``RunPage``).
     let runs: Database<[UInt8], [UInt8]>
     let values: Database<[UInt8], [UInt8]>
     let masks: Database<SpaceKey, [UInt8]>
