@@ -156,6 +156,20 @@ struct Searcher {
             try add(0, value, source)
         }
 
+        /// A term a prefix found in `source` (`exact`: the prefix itself),
+        /// numbered by its hash, and its value.
+        @inline(__always)
+        func addFound(_ found: UnsafeRawBufferPointer, exact: Bool, _ value: UnsafeRawBufferPointer,
+                      _ source: TextIndex.PostingSource) throws {
+            let (t, isNew) = ids.id(TermTable.hash(found.bindMemory(to: UInt8.self)))
+            if isNew {
+                word.weights.append(0)
+                word.documentFrequencies.append(0)
+                if exact { exactTerm = t }
+            }
+            try add(t, value, source)
+        }
+
         /// `lookup` in one run: its entries are read through ``RunCursor``, not keys.
         func lookupRun(_ key: [UInt8], _ term: [UInt8], prefix: Bool, exactOnly: Bool, source: TextIndex.PostingSource) throws {
             var entry = try key.withUnsafeBytes { try runCursor.seek($0) }
@@ -176,13 +190,7 @@ struct Searcher {
                 return
             }
             while let e = entry, Searcher.hasPrefix(e.term, term) {
-                let (t, isNew) = ids.id(TermTable.hash(e.term.bindMemory(to: UInt8.self)))
-                if isNew {
-                    word.weights.append(0)
-                    word.documentFrequencies.append(0)
-                    if e.term.count == term.count { exactTerm = t }
-                }
-                try add(t, e.value, source)
+                try addFound(e.term, exact: e.term.count == term.count, e.value, source)
                 reads += 1
                 entry = try runCursor.next()
             }
@@ -248,14 +256,7 @@ struct Searcher {
             }
             let termStart = source.prefixCount
             while let e = entry, e.key.count >= key.count, Searcher.hasPrefix(e.key, key) {
-                let h = TermTable.hash(UnsafeBufferPointer(rebasing: e.key.bindMemory(to: UInt8.self)[termStart...]))
-                let (t, isNew) = ids.id(h)
-                if isNew {
-                    word.weights.append(0)
-                    word.documentFrequencies.append(0)
-                    if e.key.count == key.count { exactTerm = t }
-                }
-                try add(t, e.value, source)
+                try addFound(UnsafeRawBufferPointer(rebasing: e.key[termStart...]), exact: e.key.count == key.count, e.value, source)
                 reads += 1
                 entry = try cursor.nextBytes()
             }
