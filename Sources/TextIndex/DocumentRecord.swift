@@ -247,15 +247,6 @@ enum DocumentRecord {
 }
 
 /// Orders strings by their UTF-8 bytes (what LMDB and other languages see),
-/// not by Swift's Unicode ordering.
+/// not by Swift's Unicode ordering (``KeyOrder/precedes(_:_:)``).
 @inline(__always)
-func utf8Less(_ a: String, _ b: String) -> Bool {
-    // Native strings: `memcmp` over their bytes in place (the generic
-    // element-by-element walk cost a flush about as much as the sorting).
-    if let less = a.utf8.withContiguousStorageIfAvailable({ x in
-        b.utf8.withContiguousStorageIfAvailable { y -> Bool in
-            KeyOrder.compare(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) < 0
-        }
-    }), let less { return less }
-    return a.utf8.lexicographicallyPrecedes(b.utf8)
-}
+func utf8Less(_ a: String, _ b: String) -> Bool { KeyOrder.precedes(a, b) }

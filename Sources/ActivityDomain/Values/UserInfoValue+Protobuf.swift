@@ -66,20 +66,10 @@ extension UserInfoValue {
 }
 
 /// Orders strings by their UTF-8 bytes, as LMDB orders keys: the one order
-/// used wherever the store sorts strings, independent of locale.
-/// (`memcmp` over the contiguous UTF-8 of native strings, in place: the
-/// generic `utf8.lexicographicallyPrecedes` walked byte by byte cost about
-/// 1 % of indexing, sorting each batch's identifiers, and `withUTF8` on
-/// copies retained and released both strings at every comparison.)
+/// used wherever the store sorts strings, independent of locale
+/// (``KeyOrder/precedes(_:_:)``).
 @inline(__always)
-func utf8Less(_ a: String, _ b: String) -> Bool {
-    if let less = a.utf8.withContiguousStorageIfAvailable({ x in
-        b.utf8.withContiguousStorageIfAvailable { y -> Bool in
-            KeyOrder.compare(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) < 0
-        }
-    }), let less { return less }
-    return a.utf8.lexicographicallyPrecedes(b.utf8)
-}
+func utf8Less(_ a: String, _ b: String) -> Bool { KeyOrder.precedes(a, b) }
 
 /// A stored payload or record that does not decode as its schema.
 struct PayloadError: Error, CustomStringConvertible {

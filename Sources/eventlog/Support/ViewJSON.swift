@@ -1,6 +1,7 @@
 import ActivityDomain
 import EventLog
 import Foundation
+import LMDB
 
 /// The JSON shapes of SPEC §7 (and `Docs/CLI.md`). Absent optional fields
 /// are left out rather than written as null, so that a field appears only
@@ -80,7 +81,5 @@ enum ViewJSON {
 }
 
 /// Orders strings by their UTF-8 bytes, as LMDB orders keys, so that sorted
-/// output does not depend on Swift's String comparison.
-func utf8Less(_ a: String, _ b: String) -> Bool {
-    a.utf8.lexicographicallyPrecedes(b.utf8)
-}
+/// output does not depend on Swift's String comparison (``KeyOrder/precedes(_:_:)``).
+func utf8Less(_ a: String, _ b: String) -> Bool { KeyOrder.precedes(a, b) }
