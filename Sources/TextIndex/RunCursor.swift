@@ -4,8 +4,8 @@ import LMDB
 /// Reads one run's entries in term order through a cursor on database
 /// `runs`, as a cursor reads keys: ``seek(_:)`` to the first term not below
 /// one, then ``next()``. A term's entry is in the page with the last first
-/// term not above it (``RunPage``): one seek, the page before it, then a
-/// binary search in the page.
+/// term not above it (``page(holding:_:)``: one seek, the page before it),
+/// then a binary search in the page.
 ///
 /// Entries point into LMDB's pages: valid until the transaction writes or ends.
 ///
@@ -30,36 +30,45 @@ struct RunCursor {
         prefix.reserveCapacity(RunCursor.prefixCount)
     }
 
-    /// Whether `key` is a key of the run being read.
+    /// Whether `key` is a page key of the run whose key starts with the
+    /// first ``prefixCount`` bytes of `run`.
+    @inline(__always)
+    static func isPage(_ key: UnsafeRawBufferPointer, of run: UnsafeRawBufferPointer) -> Bool {
+        key.count > prefixCount && memcmp(key.baseAddress!, run.baseAddress!, prefixCount) == 0
+    }
+
     @inline(__always)
     private func inRun(_ key: UnsafeRawBufferPointer) -> Bool {
-        key.count > RunCursor.prefixCount
-            && prefix.withUnsafeBytes { memcmp(key.baseAddress!, $0.baseAddress!, RunCursor.prefixCount) } == 0
+        prefix.withUnsafeBytes { RunCursor.isPage(key, of: $0) }
+    }
+
+    /// The page of a run that holds the term of `key` (`space ‖ block ‖
+    /// start ‖ term`), or would: the last that starts at or before it, else
+    /// the run's first; nil when the run has no page. `cursor` is left on it.
+    static func page(holding key: UnsafeRawBufferPointer, _ cursor: Cursor<[UInt8], [UInt8]>) throws -> Cursor<[UInt8], [UInt8]>.RawEntry? {
+        precondition(key.count >= prefixCount)
+        let after = try cursor.seekBytes(atOrAfter: key)
+        if let after, after.key.count == key.count, memcmp(after.key.baseAddress!, key.baseAddress!, key.count) == 0 {
+            return after
+        }
+        let before = after == nil ? try cursor.lastBytes() : try cursor.previousBytes()
+        if let before, isPage(before.key, of: key) { return before }
+        // No page of the run starts at or before the term: its first page, if any.
+        guard let first = try cursor.seekBytes(atOrAfter: UnsafeRawBufferPointer(rebasing: key[0..<prefixCount])),
+              isPage(first.key, of: key) else { return nil }
+        return first
     }
 
     /// The run's first entry whose term is not below the term of `key`
     /// (`space ‖ block ‖ start ‖ term`), or nil when none is.
     mutating func seek(_ key: UnsafeRawBufferPointer) throws -> Entry? {
-        precondition(key.count >= RunCursor.prefixCount)
+        guard let found = try RunCursor.page(holding: key, cursor) else { page = nil; return nil }
         prefix.removeAll(keepingCapacity: true)
         prefix.append(contentsOf: key[0..<RunCursor.prefixCount])
-        let term = UnsafeRawBufferPointer(rebasing: key[RunCursor.prefixCount...])
-        let after = try cursor.seekBytes(atOrAfter: key)
-        if let after, after.key.count == key.count, memcmp(after.key.baseAddress!, key.baseAddress!, key.count) == 0 {
-            return try open(after.value, at: 0)
-        }
-        // The page before holds the term when it is of this run.
-        let before = after == nil ? try cursor.lastBytes() : try cursor.previousBytes()
-        if let before, inRun(before.key) {
-            let page = try RunPage(before.value)
-            let i = try page.lowerBound(term)
-            if i < page.count { return try open(before.value, at: i) }
-            return try nextPage()
-        }
-        // No page of the run starts at or before the term: its first page, if any.
-        guard let first = try cursor.seekBytes(atOrAfter: UnsafeRawBufferPointer(rebasing: key[0..<RunCursor.prefixCount])),
-              inRun(first.key) else { page = nil; return nil }
-        return try open(first.value, at: 0)
+        // Past the page's last term: the next page's first.
+        let page = try RunPage(found.value)
+        let i = try page.lowerBound(UnsafeRawBufferPointer(rebasing: key[RunCursor.prefixCount...]))
+        return i < page.count ? try open(page, at: i) : try nextPage()
     }
 
     /// The entry after the last one returned, or nil at the run's end.
@@ -70,8 +79,7 @@ struct RunCursor {
         return try nextPage()
     }
 
-    private mutating func open(_ value: UnsafeRawBufferPointer, at i: Int) throws -> Entry {
-        let page = try RunPage(value)
+    private mutating func open(_ page: RunPage, at i: Int) throws -> Entry {
         self.page = page
         index = i
         return try page.entry(i)
@@ -79,6 +87,6 @@ struct RunCursor {
 
     private mutating func nextPage() throws -> Entry? {
         guard let e = try cursor.nextBytes(), inRun(e.key) else { page = nil; return nil }
-        return try open(e.value, at: 0)
+        return try open(RunPage(e.value), at: 0)
     }
 }

@@ -47,26 +47,16 @@ extension TextIndexWriter {
         var scratch: [UInt8] = []
         var stored = RunContents(), edited = RunContents()
         var pageKeys: [[UInt8]] = []
-        func inRun(_ key: UnsafeRawBufferPointer) -> Bool { key.count > prefix.count && key.starts(with: prefix) }
+        func inRun(_ key: UnsafeRawBufferPointer) -> Bool { prefix.withUnsafeBytes { RunCursor.isPage(key, of: $0) } }
         var first = 0
         while first < edits.count {
             stored.removeAll()
             pageKeys.removeAll(keepingCapacity: true)
-            // The page that holds the first edit's term: the last that starts
-            // at or before it, else the run's first (nil: the run is empty).
+            // The page that holds the first edit's term (nil: the run is empty).
             key.removeAll(keepingCapacity: true)
             key.append(contentsOf: prefix)
             key.append(contentsOf: table.bytes(edits[first].termId))
-            var page = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
-            if !(page.map { $0.key.elementsEqual(key) } ?? false) {
-                let before = page == nil ? try cursor.lastBytes() : try cursor.previousBytes()
-                if let before, inRun(before.key) {
-                    page = before
-                } else {
-                    page = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
-                    if let p = page, !inRun(p.key) { page = nil }
-                }
-            }
+            var page = try key.withUnsafeBytes { try RunCursor.page(holding: $0, cursor) }
             var last = first
             while true {
                 // The page, and the edits before the next page's first term.
