@@ -223,21 +223,34 @@ struct CompactionCrashTests {
         // business: some limit makes `open` of the directory the first call
         // to fail (EMFILE), whichever it is. A lower one fails before (the
         // loader, the runtime), a higher one after (LMDB) or at the lock.
+        // Once (CI, stop 23, the whole suite running) the limit that trapped
+        // the runtime was followed directly by one that reached the lock:
+        // the child then inherited descriptors that tests beside this one
+        // had open, a varying count (now closed at the spawn, `CLI.spawn`).
+        // Should the runtime's own threads still move the count, the sweep
+        // is run again, up to five times, until one shows the directory's
+        // open failing. Every run of every sweep must still be refused.
+        let inherited = try CLI.run(["-c", "exec ls /proc/self/fd"], executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(inherited.stdout.split(separator: "\n") == ["0", "1", "2", "3"], "a child starts with standard input, output and error alone (3 is ls's own): \(inherited.stdout)")
         let resolved = URL(fileURLWithPath: store).resolvingSymlinksInPath().path
         var namedOpen: [Int] = []
-        var seen: [String] = []
-        var reachedLock = false
-        for limit in 3...1024 {
-            let run = try CLI.run(["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", CLI.executable.path,
-                                   "items", "--user", "bob", "--json", "--store", store],
-                                  executable: URL(fileURLWithPath: "/bin/sh"))
-            #expect(run.status != 0, "ulimit -n \(limit): opened the store while it was being compacted: \(run.stdout)")
-            seen.append("\(limit): \(run.stderr.split(separator: "\n").first ?? "")")
-            if run.stderr.contains(": open(\(resolved)): Too many open files") { namedOpen.append(limit) }
-            if run.stderr.contains("is being compacted by another process") { reachedLock = true; break }
+        var sweeps: [[String]] = []
+        for _ in 1...5 where namedOpen.isEmpty {
+            var seen: [String] = []
+            var reachedLock = false
+            for limit in 3...1024 {
+                let run = try CLI.run(["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", CLI.executable.path,
+                                       "items", "--user", "bob", "--json", "--store", store],
+                                      executable: URL(fileURLWithPath: "/bin/sh"))
+                #expect(run.status != 0, "ulimit -n \(limit): opened the store while it was being compacted: \(run.stdout)")
+                seen.append("\(limit): \(run.stderr.split(separator: "\n").first ?? "")")
+                if run.stderr.contains(": open(\(resolved)): Too many open files") { namedOpen.append(limit) }
+                if run.stderr.contains("is being compacted by another process") { reachedLock = true; break }
+            }
+            #expect(reachedLock, "no descriptor limit up to 1,024 let the open reach the lock: \(seen.suffix(5))")
+            sweeps.append(seen)
         }
-        #expect(reachedLock, "no descriptor limit up to 1,024 let the open reach the lock: \(seen.suffix(5))")
-        #expect(!namedOpen.isEmpty, "no descriptor limit made the directory's open(2) report its failure (not mdb_env_open's, later): \(seen)")
+        #expect(!namedOpen.isEmpty, "no descriptor limit made the directory's open(2) report its failure (not mdb_env_open's, later), in \(sweeps.count) sweeps: \(sweeps)")
         Foundation.kill(compaction.process.processIdentifier, SIGCONT)
         let result = compaction.finish()
         #expect(result.status == 0 && result.signal == nil, "\(result.stderr)")
