@@ -50,10 +50,15 @@ extension TextIndex {
         // First keep only what can reach the top `limit`; when expired
         // documents push the answer below that, search again keeping all.
         let pruned = try searcher.run(exact: words, prefix: last, keep: limit)
-        if let hits = try rank(pruned.scored, complete: pruned.complete, now: now, limit: limit,
-                               reads: &searcher.reads, in: txn) { return hits }
-        let all = try searcher.run(exact: words, prefix: last, keep: Int.max)
-        return try rank(all.scored, complete: true, now: now, limit: limit, reads: &searcher.reads, in: txn) ?? []
+        var hits = try rank(pruned.scored, complete: pruned.complete, now: now, limit: limit,
+                            reads: &searcher.reads, in: txn)
+        if hits == nil {
+            let all = try searcher.run(exact: words, prefix: last, keep: Int.max)
+            hits = try rank(all.scored, complete: true, now: now, limit: limit, reads: &searcher.reads, in: txn) ?? []
+        }
+        // Only now: a search that threw may have left the scratch's arrays set.
+        scratches.give(searcher.scratch)
+        return hits ?? []
     }
 
     /// Orders scored documents, drops the expired, breaks ties by identifier.

@@ -64,6 +64,8 @@ public struct TextIndex: Sendable {
     /// The space this value reads and writes: 0 for the index as opened,
     /// another for a value made by ``space(_:)``.
     public private(set) var spaceId: UInt32 = 0
+    /// Scoring scratch of ended searches, shared by the copies of this value.
+    let scratches = Searcher.ScoreScratch.Pool()
 
     /// Reads the text fields and attributes of a document stored by
     /// reference (its ``IndexDocument/contentReference``).

@@ -157,4 +157,45 @@ struct DamagedIndexTests {
             try temporary.write { try $0.upsert(.item("a", title: "flat white")) }
         }
     }
+
+    @Test("a search that fails on a damaged postings value part-way leaves the searches after it unchanged (its scoring scratch is not reused)")
+    func failedSearchLeavesNoTrace() throws {
+        let t = try TemporaryIndex()
+        try t.write { w in
+            try w.upsert(.item("a", title: "zebra crossing"))
+            try w.upsert(.item("b", title: "zebra zebra crossing"))
+            try w.upsert(.item("c", title: "crossing"))
+        }
+        let before = try t.search("crossing")
+        #expect(before.count == 3)
+        // The one run has one page: make zebra's document count 127 where
+        // its value holds 2, so that scoring decodes a and b, then runs out.
+        try t.environment.write { txn in
+            let runs: Database<[UInt8], [UInt8]> = try txn.openDatabase("search.runs")
+            let cursor = try runs.cursor(in: txn)
+            let page = try #require(try cursor.firstBytes())
+            #expect(try cursor.nextBytes() == nil, "one page")
+            let key = [UInt8](page.key)
+            var bytes = [UInt8](page.value)
+            let count = Int(bytes[0])   // varint n, under 128 here
+            var start = 1 + 4 * count
+            var damaged = false
+            for i in 0..<count {
+                let end = 1 + 4 * count + bytes[(1 + 4 * i)..<(5 + 4 * i)].reduce(0) { $0 << 8 | Int($1) }
+                let termLength = Int(bytes[start])
+                if bytes[(start + 1)..<(start + 1 + termLength)].elementsEqual("zebra".utf8) {
+                    #expect(bytes[start + 1 + termLength] == 2)
+                    bytes[start + 1 + termLength] = 127
+                    damaged = true
+                }
+                start = end
+            }
+            #expect(damaged)
+            try runs.put(bytes, forKey: key, in: txn)
+        }
+        #expect(throws: TextIndexError.self) { try t.search("zebra") }
+        let after = try t.search("crossing")
+        #expect(after.map(\.identifier) == before.map(\.identifier))
+        #expect(after.map(\.score) == before.map(\.score))
+    }
 }
