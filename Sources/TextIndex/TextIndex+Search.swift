@@ -50,15 +50,17 @@ extension TextIndex {
         // First keep only what can reach the top `limit`; when expired
         // documents push the answer below that, search again keeping all.
         let pruned = try searcher.run(exact: words, prefix: last, keep: limit)
-        var hits = try rank(pruned.scored, complete: pruned.complete, now: now, limit: limit,
-                            reads: &searcher.reads, in: txn)
-        if hits == nil {
+        let hits: [SearchHit]
+        if let found = try rank(pruned.scored, complete: pruned.complete, now: now, limit: limit,
+                                reads: &searcher.reads, in: txn) {
+            hits = found
+        } else {
             let all = try searcher.run(exact: words, prefix: last, keep: Int.max)
             hits = try rank(all.scored, complete: true, now: now, limit: limit, reads: &searcher.reads, in: txn) ?? []
         }
         // Only now: a search that threw may have left the scratch's arrays set.
         scratches.give(searcher.scratch)
-        return hits ?? []
+        return hits
     }
 
     /// Orders scored documents, drops the expired, breaks ties by identifier.
