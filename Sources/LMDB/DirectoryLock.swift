@@ -78,21 +78,44 @@ final class DirectoryLock {
         }
     }
 
-    /// The exclusive lock of a compaction, without waiting: throws
-    /// ``EnvironmentBusyError`` when a process has the environment open.
+    /// The exclusive lock of a compaction (`flock(2)` `LOCK_EX | LOCK_NB`):
+    /// throws ``EnvironmentBusyError`` when a process has the environment
+    /// open.
+    ///
+    /// It waits, briefly (``transientWait``), only while the lock is held by
+    /// no process that has LMDB's lock on `lock.mdb` too: a holder of the
+    /// directory alone is either a process between its directory lock and
+    /// `mdb_env_open`, which soon holds both (then refused), or a child that
+    /// some thread of a process holding the store is starting (`fork` or
+    /// `posix_spawn`): until it calls `exec`, the child holds a copy of every
+    /// descriptor, `O_CLOEXEC` ones too, and an `flock` lives as long as any
+    /// copy. That copy is gone within milliseconds, and refusing for it
+    /// would make a compaction fail at random beside a program that runs
+    /// others (seen in the test suite, whose tests start `eventlog`).
     static func exclusive(_ path: String) throws -> DirectoryLock {
         let fd = openRetryingInterrupts(path)
         guard fd >= 0 else { throw LMDBError(code: errno, call: "open(\(path))") }
-        guard flockRetryingInterrupts(fd, LOCK_EX | LOCK_NB) == 0 else {
+        let clock = ContinuousClock()
+        let deadline = clock.now + transientWait
+        while flockRetryingInterrupts(fd, LOCK_EX | LOCK_NB) != 0 {
             let error = errno
-            close(fd)
-            if error == EWOULDBLOCK {
-                throw EnvironmentBusyError(path: path, reason: .openElsewhere(pid: LockFile.otherUser(in: path)))
+            guard error == EWOULDBLOCK else {
+                close(fd)
+                throw LMDBError(code: error, call: "flock(\(path), LOCK_EX)")
             }
-            throw LMDBError(code: error, call: "flock(\(path), LOCK_EX)")
+            let holder = LockFile.otherUser(in: path)
+            guard holder == nil, clock.now < deadline else {
+                close(fd)
+                throw EnvironmentBusyError(path: path, reason: .openElsewhere(pid: holder))
+            }
+            usleep(2_000)
         }
         return DirectoryLock(descriptor: fd)
     }
+
+    /// How long ``exclusive(_:)`` tries again while the directory's holder
+    /// has no LMDB lock (a child between `fork` and `exec`).
+    static let transientWait = Duration.seconds(1)
 
     /// Flushes the directory's entries (`fsync` on the directory): after a
     /// rename in it, the new name survives a machine crash.

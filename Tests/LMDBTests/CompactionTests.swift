@@ -121,6 +121,61 @@ struct EnvironmentCompactionTests {
         _ = try Environment(path: path)
         #expect(!FileManager.default.fileExists(atPath: copy), "an open for writing removes it")
     }
+
+    @Test("a holder of the directory's lock without LMDB's (a child between fork and exec): refused when it stays, waited for when it goes")
+    func holderWithoutLMDBLock() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            let env = try Environment(path: path)
+            let db = try env.write { try $0.createDatabase("things", as: UInt64.self, String.self) }
+            try env.write { txn in try db.put("one", forKey: 1, in: txn) }
+        }
+        // `flock(1)` takes the directory's lock shared, as an opener does,
+        // and never opens `lock.mdb`: what a child of a process that has the
+        // store open holds until its `exec`.
+        let held = path + ".held"
+        defer { try? FileManager.default.removeItem(atPath: held) }
+        let holder = try Self.spawnGroup("/usr/bin/flock", ["-s", path, "-c", "touch \(held); exec sleep 60"])
+        defer { kill(-holder, SIGKILL); var status: Int32 = 0; waitpid(holder, &status, 0) }
+        var waited = 0
+        while !FileManager.default.fileExists(atPath: held) && waited < 30_000 { usleep(10_000); waited += 10 }
+        #expect(FileManager.default.fileExists(atPath: held), "flock never took the lock")
+
+        // It stays: refused (after the short wait), naming no pid.
+        #expect { try Environment.compact(path: path, beforeSwap: { _, _ in }) } throws: { error in
+            guard let busy = error as? EnvironmentBusyError else { return false }
+            return !"\(busy)".contains("(pid")
+        }
+        // It goes while the compaction waits: the compaction runs.
+        let killer = Thread { usleep(20_000); kill(-holder, SIGKILL) }
+        killer.start()
+        let result = try Environment.compact(path: path, beforeSwap: { _, _ in })
+        #expect(!result.removedLeftover)
+        let env = try Environment(path: path)
+        let db = try env.write { try $0.openDatabase("things", as: UInt64.self, String.self) }
+        #expect(try env.read { try db.get(1, in: $0) } == "one")
+    }
+
+    /// Starts `path` in a process group of its own (so that `kill(-pid, …)`
+    /// reaches what it runs), its output to /dev/null; its pid.
+    static func spawnGroup(_ path: String, _ arguments: [String]) throws -> pid_t {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, &attributes, &argv, environ)
+        guard spawned == 0 else { throw LMDBError(code: spawned, call: "posix_spawn(\(path))") }
+        return pid
+    }
 }
 
 /// Steps reported from the compaction's threads.
