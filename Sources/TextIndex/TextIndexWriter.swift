@@ -80,8 +80,7 @@ public final class TextIndexWriter {
     /// ``PreparedDocument``): the same as upserting its document, without
     /// the tokenizing.
     public func upsert(_ prepared: PreparedDocument) throws {
-        let id = try documentId(prepared.identity, allocate: true)!
-        try pend(id, prepared.document, identity: prepared.identity, prepared.analyzed(in: &table))
+        try pend(prepared.document, analyzedAs: prepared)
     }
 
     /// Upserts the document of `prepared` stored by `contentReference`
@@ -98,8 +97,7 @@ public final class TextIndexWriter {
         try IndexDocument.validate(contentReference: contentReference)
         var doc = prepared.document
         doc.contentReference = contentReference
-        let id = try documentId(prepared.identity, allocate: true)!
-        try pend(id, doc, identity: prepared.identity, prepared.analyzed(in: &table))
+        try pend(doc, analyzedAs: prepared)
     }
 
     /// Upserts `doc`, reusing the analysis of `prepared` when it was made
@@ -113,6 +111,11 @@ public final class TextIndexWriter {
     public func upsert(_ doc: IndexDocument, reusing prepared: PreparedDocument?) throws {
         guard let prepared, prepared.hasSameAnalysisInput(as: doc) else { return try upsert(doc) }
         try doc.validate()
+        try pend(doc, analyzedAs: prepared)
+    }
+
+    /// Pends the upsert of `doc` (of `prepared`'s identity) with `prepared`'s analysis.
+    private func pend(_ doc: IndexDocument, analyzedAs prepared: PreparedDocument) throws {
         let id = try documentId(prepared.identity, allocate: true)!
         try pend(id, doc, identity: prepared.identity, prepared.analyzed(in: &table))
     }
