@@ -31,3 +31,39 @@ extension Checkpoint: LMDBCodable {
                           version: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
     }
 }
+
+/// The checkpoints of the projections of one environment: `meta`'s
+/// `checkpoint:NAME` entries (the log environment's, or the index
+/// environment's). A value of the wrong length is a corrupt store,
+/// reported with its key.
+struct CheckpointTable: Sendable {
+    let meta: Database<String, [UInt8]>
+
+    private var checkpoints: Database<String, Checkpoint> { meta.reinterpreted() }
+
+    static func key(_ name: String) -> String { "checkpoint:" + name }
+
+    func checkpoint(of name: String, in txn: ReadTransaction) throws -> Checkpoint? {
+        do {
+            return try checkpoints.get(Self.key(name), in: txn)
+        } catch let error as LMDBDecodingError {
+            throw EventLogError.corrupt(key: Self.key(name), database: meta.name ?? "main", operation: "read", error.description)
+        }
+    }
+
+    func set(_ checkpoint: Checkpoint, of name: String, in txn: WriteTransaction) throws {
+        try checkpoints.put(checkpoint, forKey: Self.key(name), in: txn)
+    }
+
+    /// Moves the checkpoint of each of `projections` to `position`, stamped
+    /// with its version.
+    func set(_ projections: [any Projection], to position: Position, in txn: WriteTransaction) throws {
+        for projection in projections {
+            try set(Checkpoint(position: position, version: projection.version), of: projection.name, in: txn)
+        }
+    }
+
+    func remove(_ name: String, in txn: WriteTransaction) throws {
+        _ = try meta.delete(Self.key(name), in: txn)
+    }
+}

@@ -9,7 +9,8 @@ import Foundation
 ///
 /// `@unchecked Sendable`: every access to the state is under `lock`.
 public final class CommitSignal: @unchecked Sendable {
-    private let lock = NSLock()
+    /// A lock, and the condition blocked threads wait on (``waitBlocking(after:timeout:)``).
+    private let lock = NSCondition()
     private var current: UInt64 = 0
     private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     private var nextWaiter: UInt64 = 0
@@ -30,9 +31,34 @@ public final class CommitSignal: @unchecked Sendable {
         current &+= 1
         let woken = waiters
         waiters.removeAll()
+        lock.broadcast()
         lock.unlock()
         for continuation in woken.values { continuation.resume() }
     }
+
+    /// Blocks the calling thread (one that is not a task's: the indexer's)
+    /// until the generation is past `seen`, `timeout` passes, or
+    /// ``interruptBlockedWaits()`` is called.
+    public func waitBlocking(after seen: UInt64, timeout: Duration) {
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        lock.lock()
+        defer { lock.unlock() }
+        let interruptions = self.interruptions
+        while current == seen && interruptions == self.interruptions {
+            if !lock.wait(until: deadline) { return }
+        }
+    }
+
+    /// Wakes every thread in ``waitBlocking(after:timeout:)`` without a
+    /// commit (the indexer stopping).
+    public func interruptBlockedWaits() {
+        lock.lock()
+        interruptions &+= 1
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    private var interruptions: UInt64 = 0
 
     /// Returns when the generation is past `seen`, after `timeout`, or on cancellation.
     public func wait(after seen: UInt64, timeout: Duration) async {

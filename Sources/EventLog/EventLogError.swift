@@ -35,6 +35,10 @@ public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable
         /// write submitted before it failed: a pipeline applies nothing after
         /// a failure (the message names the failed write and its error).
         case pipelineHalted
+        /// A read named a position (`after:`) that the index did not reach
+        /// within the time it was given; the message says how far behind
+        /// the index is.
+        case indexBehind
     }
 
     public var code: Code

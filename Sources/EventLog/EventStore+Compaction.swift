@@ -60,8 +60,45 @@ extension EventStore {
         } catch let error as EnvironmentAlreadyOpenError {
             throw EventLogError(.storeBusy, operation: "compact", "\(error); close it before compacting")
         }
-        return StoreCompaction(path: report.path, head: head, bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter,
-                               bytesZeroed: report.bytesZeroed, removed: (report.removedLeftover ? [Environment.compactionCopyName] : []) + removed,
+        var result = StoreCompaction(path: report.path, head: head, bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter,
+                                     bytesZeroed: report.bytesZeroed,
+                                     removed: (report.removedLeftover ? [Environment.compactionCopyName] : []) + removed,
+                                     seconds: report.seconds)
+        result.index = try compactIndex(ofStore: report.path, options: options, progress: progress)
+        if let index = result.index {
+            result.removed += index.removed
+            result.seconds += index.seconds
+        }
+        return result
+    }
+
+    /// The index environment's part of ``compact(path:options:progress:)``:
+    /// the same compaction of `index/data.mdb`, checked the same way (its
+    /// applied head and every database's entries and pages). Nil when the
+    /// store has no index environment.
+    private static func compactIndex(ofStore store: String, options: StoreOptions,
+                                     progress: (@Sendable (CompactionProgress) -> Void)?) throws -> IndexCompaction? {
+        let path = StoreIndex<Views.Index>.path(inStore: store)
+        guard FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("data.mdb")) else { return nil }
+        var indexOptions = options.environmentOptions
+        indexOptions.durability = options.indexDurability
+        let report: CompactionReport
+        do {
+            report = try Environment.compact(path: path, options: indexOptions, beforeSwap: { old, copy in
+                let before = try IndexFingerprint(of: old, path: path)
+                let after = try IndexFingerprint(of: copy, path: path)
+                if let difference = before.difference(from: after) {
+                    throw EventLogError(.corrupt, operation: "compact",
+                                        "the compacted copy of the index differs from it (\(difference)); the index was left as it was")
+                }
+            }, progress: progress)
+        } catch let error as EnvironmentBusyError {
+            throw EventLogError(.storeBusy, operation: "compact", "the log was compacted, the index not: \(error.description)")
+        } catch let error as EnvironmentAlreadyOpenError {
+            throw EventLogError(.storeBusy, operation: "compact", "\(error); close it before compacting")
+        }
+        return IndexCompaction(bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter, bytesZeroed: report.bytesZeroed,
+                               removed: report.removedLeftover ? [StoreIndex<Views.Index>.directoryName + "/" + Environment.compactionCopyName] : [],
                                seconds: report.seconds)
     }
 
@@ -117,6 +154,39 @@ struct CompactionFingerprint: Equatable {
     func difference(from other: CompactionFingerprint) -> String? {
         if head != other.head { return "head \(head.position) against \(other.head.position), or its link" }
         if recordedHead != other.recordedHead { return "the recorded head" }
+        for name in Set(databases.keys).union(other.databases.keys).sorted() where databases[name] != other.databases[name] {
+            return "database \(name): \(databases[name].map { "\($0.entries) entries" } ?? "missing") against "
+                + "\(other.databases[name].map { "\($0.entries) entries" } ?? "missing")"
+        }
+        return nil
+    }
+}
+
+/// What must be equal in an index environment and its compacted copy: the
+/// applied head and every named database's entries, depth and pages.
+struct IndexFingerprint: Equatable {
+    var applied: RecordedHead
+    var databases: [String: DatabaseStatistics]
+
+    init(of environment: Environment, path: String) throws {
+        let indexDatabases: IndexDatabases
+        do {
+            indexDatabases = try environment.openDatabases { try IndexDatabases(openingIn: $0) }
+        } catch LMDBError.notFound {
+            throw EventLogError(.corrupt, operation: "compact", "\(path) holds an LMDB environment that is not an index")
+        }
+        (applied, databases) = try environment.read { txn in
+            var statistics: [String: DatabaseStatistics] = [:]
+            for name in try txn.databaseNames() {
+                let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
+                statistics[name] = try db.statistics(in: txn)
+            }
+            return (try indexDatabases.applied(in: txn), statistics)
+        }
+    }
+
+    func difference(from other: IndexFingerprint) -> String? {
+        if applied != other.applied { return "applied \(applied.position) against \(other.applied.position), or its link" }
         for name in Set(databases.keys).union(other.databases.keys).sorted() where databases[name] != other.databases[name] {
             return "database \(name): \(databases[name].map { "\($0.entries) entries" } ?? "missing") against "
                 + "\(other.databases[name].map { "\($0.entries) entries" } ?? "missing")"

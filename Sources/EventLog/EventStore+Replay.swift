@@ -2,7 +2,8 @@ import Foundation
 import LMDB
 
 extension EventStore {
-    /// Rebuilds every projection from the log and swaps the result in.
+    /// Rebuilds every projection from the log and swaps the result in: the
+    /// views, and the index.
     ///
     /// Builds the views in a scratch environment beside the store, from the
     /// newest snapshot stamped with this store's projection versions (unless
@@ -13,72 +14,143 @@ extension EventStore {
     /// never a mix; the log is never written. Killed midway, it leaves the live
     /// views as they were (the scratch environment is removed next time).
     ///
+    /// The index the same way, in a scratch index environment, by the
+    /// indexer's pipeline (from the newest usable index snapshot, or
+    /// position 1), swapped into the index environment in one of its
+    /// transactions; a running indexer goes on from there.
+    ///
     /// ```swift
     /// let report = try store.rebuild()
     /// print(report.snapshot ?? 0, report.eventsApplied, report.position)
     /// ```
     @discardableResult
     public func rebuild(full: Bool = false, progress: ((ReplayProgress) -> Void)? = nil) throws -> ReplayReport {
+        let clock = ContinuousClock.now
         let start = try head()
-        let (builder, scratch, used, damaged) = try buildScratch(through: start, full: full, progress: progress)
+        let (builder, scratch, used, damaged) = try buildScratch(.views, through: start, full: full, progress: progress)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let final = try environment.write { txn -> Position in
             try builder.target.read { rebuilt in
-                for projection in views.all {
-                    for name in projection.databaseNames {
-                        let live: Database<[UInt8], [UInt8]> = try txn.createDatabase(name)
-                        let source: Database<[UInt8], [UInt8]> = try rebuilt.openDatabase(name)
-                        try overwrite(live, in: txn, with: source, in: rebuilt)
-                    }
-                }
+                try overwrite(views.all, in: txn, with: rebuilt)
             }
             // Events appended while the scratch views were built.
             let head = try databases.head(in: txn).position
-            let log = logReader(in: txn)
-            let writers = try views.all.map { try $0.makeWriter(in: txn, log: log) }
+            let applier = try ProjectionApplier(views.all, in: txn, log: logReader(in: txn))
             try forEachRecord(after: builder.position, through: head, in: txn) { event in
-                for writer in writers { try writer.apply(event) }
+                try applier.apply(event)
                 return true
             }
-            for writer in writers { try writer.finish() }
-            try databases.setCheckpoints(of: views.all, to: head, in: txn)
+            try applier.finish(movingCheckpointsTo: head, in: databases.checkpoints)
             return head
         }
         progress?(ReplayProgress(phase: .swap, position: final, end: final, events: builder.eventsApplied, seconds: builder.seconds))
-        return ReplayReport(snapshot: used, damagedSnapshots: damaged, position: final,
-                            eventsApplied: builder.eventsApplied + (final - start), seconds: builder.seconds)
+        var report = ReplayReport(snapshot: used, damagedSnapshots: damaged, position: final,
+                                  eventsApplied: builder.eventsApplied + (final - start), seconds: builder.seconds)
+        report.index = try rebuildIndex(through: start, full: full, progress: progress)
+        report.seconds = (ContinuousClock.now - clock).secondsValue
+        return report
+    }
+
+    /// The index's part of ``rebuild(full:progress:)``.
+    private func rebuildIndex(through end: Position, full: Bool, progress: ((ReplayProgress) -> Void)?) throws -> IndexReplayReport? {
+        guard let index else { return nil }
+        let (builder, scratch, used, damaged) = try buildScratch(.index, through: end, full: full, progress: progress)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let source = indexSource(index)
+        let final = try index.environment.write { txn -> Position in
+            try builder.target.read { rebuilt in
+                try overwrite(index.views.all, in: txn, with: rebuilt)
+            }
+            // Events appended while the scratch index was built, in this transaction.
+            var head = builder.head
+            let feed = IndexFeed(log: source, after: head, readAhead: 0, end: try self.head())
+            while let piece = feed.next(waiting: true) {
+                if piece.events.isEmpty, let failure = piece.failure { throw IndexFailure(position: head.position + 1, error: failure) }
+                let (applied, failure) = try index.target.apply(piece, thenFrom: feed, in: txn, limits: .unbounded, log: source)
+                if let failure { throw IndexFailure(position: applied.position + 1, error: failure) }
+                head = applied
+            }
+            try index.databases.setApplied(head, in: txn)
+            try index.databases.checkpoints.set(index.views.all, to: head.position, in: txn)
+            return head.position
+        }
+        progress?(ReplayProgress(phase: .swap, position: final, end: final, events: builder.eventsApplied, seconds: builder.seconds))
+        return IndexReplayReport(snapshot: used, damagedSnapshots: damaged, position: final,
+                                 eventsApplied: builder.eventsApplied + (final - builder.position), seconds: builder.seconds)
     }
 
     /// Rebuilds every projection in a scratch environment and compares it,
     /// database by database and key by key, with the live views at the same
-    /// position. The live store is only read.
+    /// position; then the index, with the live index at the position it
+    /// applied through. The live store is only read.
+    ///
+    /// An index that has not yet applied a forget that redacted events it
+    /// applied cannot be compared (the rebuild no longer sees what it
+    /// saw): in a store opened for writing, the comparison waits for the
+    /// indexer to reach the head first; opened read-only, it throws
+    /// ``EventLogError/Code/viewsStale``.
     ///
     /// ```swift
     /// let comparison = try store.verifyViews()
     /// if let difference = comparison.difference { print(difference) }   // "activity.current / activity.current / key phone: …"
     /// ```
     public func verifyViews(full: Bool = false, progress: ((ReplayProgress) -> Void)? = nil) throws -> ViewComparison {
+        let clock = ContinuousClock.now
         let start = try head()
-        let (builder, scratch, used, damaged) = try buildScratch(through: start, full: full, progress: progress)
+        let (builder, scratch, used, damaged) = try buildScratch(.views, through: start, full: full, progress: progress)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        return try environment.read { live in
+        var comparison = try environment.read { live in
             // Writers may have moved on: bring the rebuilt views to the same position.
             let head = try databases.head(in: live).position
             while builder.position < head {
                 try builder.applyChunk(through: head) { body in try body(live) }
             }
             progress?(ReplayProgress(phase: .compare, position: head, end: head, events: builder.eventsApplied, seconds: builder.seconds))
-            let difference = try builder.target.read { rebuilt in try compare(live: live, rebuilt: rebuilt, at: head) }
+            let difference = try builder.target.read { rebuilt in
+                try compare(views.all, live: live, checkpoints: databases.checkpoints, rebuilt: rebuilt, at: head)
+            }
             return ViewComparison(
                 report: ReplayReport(snapshot: used, damagedSnapshots: damaged, position: head,
                                      eventsApplied: builder.eventsApplied, seconds: builder.seconds),
                 difference: difference)
         }
+        if comparison.isEqual, let (report, difference) = try verifyIndex(full: full, progress: progress) {
+            comparison.report.index = report
+            comparison.difference = difference
+        }
+        comparison.report.seconds = (ContinuousClock.now - clock).secondsValue
+        return comparison
+    }
+
+    /// The index's part of ``verifyViews(full:progress:)``.
+    private func verifyIndex(full: Bool, progress: ((ReplayProgress) -> Void)?) throws -> (IndexReplayReport, ViewDifference?)? {
+        guard let index else { return nil }
+        if indexer != nil { try waitForIndex(through: try head(), timeout: .seconds(600)) }
+        let start = try index.applied()
+        let (builder, scratch, used, damaged) = try buildScratch(.index, through: start, full: full, progress: progress)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        return try index.environment.read { live in
+            // The indexer may have moved on: bring the rebuilt index to the same position.
+            let applied = try index.databases.applied(in: live).position
+            if try redactedAfterApplying(through: applied) {
+                throw EventLogError(.viewsStale, operation: "replay --verify",
+                                    "the index (at \(applied)) has not yet applied a forget that redacted events it applied, so a rebuild cannot reproduce it; "
+                                        + "compare once it has (open the store for writing, or run `replay`)")
+            }
+            try builder.apply(through: applied)
+            progress?(ReplayProgress(phase: .compare, position: applied, end: applied, events: builder.eventsApplied, seconds: builder.seconds))
+            let difference = try builder.target.read { rebuilt in
+                try compare(index.views.all, live: live, checkpoints: index.databases.checkpoints, rebuilt: rebuilt, at: applied)
+            }
+            return (IndexReplayReport(snapshot: used, damagedSnapshots: damaged, position: applied,
+                                      eventsApplied: builder.eventsApplied, seconds: builder.seconds), difference)
+        }
     }
 
     /// Builds a new store in `path` holding the log up to `position` (its
-    /// records copied byte for byte, so it verifies) and the views as they
-    /// were at that position: an audit's time travel. Every read works on it.
+    /// records copied byte for byte, so it verifies), the views as they
+    /// were at that position and the index built through it by the indexer:
+    /// an audit's time travel. Every read works on it.
     ///
     /// ```swift
     /// try store.replay(through: 1_000, into: "/tmp/as-of-1000")
@@ -87,6 +159,7 @@ extension EventStore {
     @discardableResult
     public func replay(through position: Position, into path: String, full: Bool = false,
                        progress: ((ReplayProgress) -> Void)? = nil) throws -> ReplayReport {
+        let clock = ContinuousClock.now
         let head = try head()
         guard position <= head else {
             throw EventLogError(.invalidArgument, operation: "replay", "position \(position) is past the head \(head)")
@@ -107,26 +180,39 @@ extension EventStore {
         try builder.target.write { txn in
             let last = try target.head(in: txn)
             try target.setRecordedHead(last, in: txn)
-            try target.setCheckpoints(of: builder.views.all, to: builder.position, in: txn)
+            try target.setCheckpoints(of: builder.projections, to: builder.position, in: txn)
         }
-        return ReplayReport(snapshot: used, damagedSnapshots: damaged, position: position,
-                            eventsApplied: builder.eventsApplied, seconds: builder.seconds)
+        var report = ReplayReport(snapshot: used, damagedSnapshots: damaged, position: position,
+                                  eventsApplied: builder.eventsApplied, seconds: builder.seconds)
+        if index != nil {
+            let indexBuilder = try ViewBuilder(source: self, targetPath: StoreIndex<Views.Index>.path(inStore: builder.target.path),
+                                               durability: .durable, kind: .index, progress: progress)
+            let candidates = full ? [] : try newestUsableSnapshot(of: .index, atOrBefore: position).map { [$0] } ?? []
+            let (used, damaged) = try indexBuilder.build(through: position, from: candidates)
+            report.index = IndexReplayReport(snapshot: used, damagedSnapshots: damaged, position: indexBuilder.position,
+                                             eventsApplied: indexBuilder.eventsApplied, seconds: indexBuilder.seconds)
+        }
+        report.seconds = (ContinuousClock.now - clock).secondsValue
+        return report
     }
 
     // MARK: Parts
 
-    /// A scratch environment beside the store, with views built through `end`
-    /// from the newest usable snapshot (falling back past damaged ones) or from 1.
-    private func buildScratch(through end: Position, full: Bool, progress: ((ReplayProgress) -> Void)?) throws
+    /// A scratch environment beside the store, with the views (or the index)
+    /// built through `end` from the newest usable snapshot (falling back past
+    /// damaged ones) or from 1.
+    private func buildScratch(_ kind: ViewBuilder<Views>.Kind, through end: Position, full: Bool,
+                              progress: ((ReplayProgress) -> Void)?) throws
         -> (ViewBuilder<Views>, String, Position?, [Position]) {
         removeAbandonedScratch()
         let scratch = (environment.path as NSString).appendingPathComponent("replay-scratch-\(getpid())-\(UUID().uuidString)")
         do {
-            let builder = try ViewBuilder(source: self, targetPath: scratch, durability: .noSync, progress: progress)
+            let builder = try ViewBuilder(source: self, targetPath: scratch, durability: .noSync, kind: kind, progress: progress)
             var candidates: [SnapshotInfo] = []
             if !full {
-                let wanted = Set(views.all.map { SnapshotInfo.ProjectionStamp(name: $0.name, version: $0.version) })
-                candidates = try snapshots().reversed().filter { $0.position <= end && Set($0.projections) == wanted }
+                let wanted = Set(builder.projections.map { SnapshotInfo.ProjectionStamp(name: $0.name, version: $0.version) })
+                candidates = try snapshots(of: kind == .index ? .index : .views).reversed()
+                    .filter { $0.position <= end && Set($0.projections) == wanted }
             }
             let (used, damaged) = try builder.build(through: end, from: candidates)
             return (builder, scratch, used, damaged)
@@ -212,6 +298,18 @@ extension EventStore {
         }
     }
 
+    /// Makes each database of `projections` in `txn` hold exactly what it
+    /// holds in `rebuilt` (``overwrite(_:in:with:in:)``).
+    private func overwrite(_ projections: [any Projection], in txn: WriteTransaction, with rebuilt: ReadTransaction) throws {
+        for projection in projections {
+            for name in projection.databaseNames {
+                let live: Database<[UInt8], [UInt8]> = try txn.createDatabase(name)
+                let source: Database<[UInt8], [UInt8]> = try rebuilt.openDatabase(name)
+                try overwrite(live, in: txn, with: source, in: rebuilt)
+            }
+        }
+    }
+
     /// Makes `live` hold exactly the pairs of `rebuilt`, writing only where
     /// they differ: one ordered walk of both, a put where a key is missing
     /// or its value differs, a delete where a key is extra. A rebuild of
@@ -253,10 +351,12 @@ extension EventStore {
         }
     }
 
-    /// The first difference between live and rebuilt databases, projection by
-    /// projection, then the checkpoints.
-    private func compare(live: ReadTransaction, rebuilt: ReadTransaction, at head: Position) throws -> ViewDifference? {
-        for projection in views.all {
+    /// The first difference between live and rebuilt databases of
+    /// `projections`, projection by projection, then their checkpoints in
+    /// `checkpoints` (the live environment's).
+    private func compare(_ projections: [any Projection], live: ReadTransaction, checkpoints: CheckpointTable,
+                         rebuilt: ReadTransaction, at head: Position) throws -> ViewDifference? {
+        for projection in projections {
             for name in projection.databaseNames {
                 let a: Database<[UInt8], [UInt8]> = try live.openDatabase(name)
                 let b: Database<[UInt8], [UInt8]> = try rebuilt.openDatabase(name)
@@ -276,9 +376,9 @@ extension EventStore {
                     y = try rebuiltCursor.nextBytes()
                 }
             }
-            let checkpoint = try databases.checkpoint(of: projection.name, in: live)
+            let checkpoint = try checkpoints.checkpoint(of: projection.name, in: live)
             if checkpoint != Checkpoint(position: head, version: projection.version) {
-                return ViewDifference(projection: projection.name, database: "meta", key: Array(("checkpoint:" + projection.name).utf8),
+                return ViewDifference(projection: projection.name, database: "meta", key: Array(CheckpointTable.key(projection.name).utf8),
                                       detail: "checkpoint \(checkpoint.map { "\($0.position) v\($0.version)" } ?? "missing"), head \(head) v\(projection.version)")
             }
         }

@@ -6,7 +6,9 @@ extension EventStore {
     public var snapshotDirectory: String { (environment.path as NSString).appendingPathComponent("snapshots") }
 
     /// Writes every projection's databases, as of the last commit, to a new
-    /// snapshot file. Runs in one read transaction: writers go on meanwhile.
+    /// snapshot file; and, when the store has an index, the index's, as of
+    /// the position it applied through, to another (``SnapshotKind/index``).
+    /// Runs in read transactions: writers and the indexer go on meanwhile.
     ///
     /// ```swift
     /// let snapshot = try store.createSnapshot()   // snapshots/00000000000000120000.snapshot
@@ -15,7 +17,7 @@ extension EventStore {
     public func createSnapshot() throws -> SnapshotInfo {
         try FileManager.default.createDirectory(atPath: snapshotDirectory, withIntermediateDirectories: true)
         let projections = views.all
-        return try environment.read { txn in
+        let info = try environment.read { txn in
             let head = try databases.head(in: txn).position
             for projection in projections {
                 let checkpoint = try databases.checkpoint(of: projection.name, in: txn)
@@ -24,53 +26,77 @@ extension EventStore {
                                         "projection \(projection.name) is at \(checkpoint?.position ?? 0), not the head \(head); reopen the store to catch it up")
                 }
             }
-            let final = snapshotPath(head)
-            if let existing = try? snapshotInfo(at: final) { return existing }
-            let temporary = final + ".partial-\(getpid())"
-            defer { try? FileManager.default.removeItem(atPath: temporary) }
-            let writer = try SnapshotFile.Writer(path: temporary)
-            try writer.write(SnapshotFile.magic)
-            try writer.write(head)
-            try writer.write(UInt32(projections.count))
-            for projection in projections {
-                try writer.write(string: projection.name)
-                try writer.write(projection.version)
-                try writer.write(UInt32(projection.databaseNames.count))
-                for name in projection.databaseNames { try writer.write(string: name) }
-            }
-            for projection in projections {
-                for name in projection.databaseNames {
-                    let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
-                    try writer.write(UInt64(try db.statistics(in: txn).entries))
-                    let cursor = try db.cursor(in: txn)
-                    var entry = try cursor.firstBytes()
-                    while let (key, value) = entry {
-                        try writer.write(UInt32(key.count))
-                        try writer.write(key)
-                        try writer.write(UInt32(value.count))
-                        try writer.write(value)
-                        entry = try cursor.nextBytes()
-                    }
-                }
-            }
-            try writer.seal()
-            try FileManager.default.moveItem(atPath: temporary, toPath: final)
-            return try snapshotInfo(at: final)
+            return try writeSnapshot(projections, at: head, to: snapshotPath(head), in: txn)
         }
+        if let index {
+            try index.environment.read { txn in
+                let applied = try index.databases.applied(in: txn).position
+                guard applied > 0 else { return }
+                for projection in index.views.all {
+                    let checkpoint = try index.databases.checkpoints.checkpoint(of: projection.name, in: txn)
+                    guard checkpoint == Checkpoint(position: applied, version: projection.version) else { return }
+                }
+                try writeSnapshot(index.views.all, at: applied, to: snapshotPath(applied, .index), in: txn)
+            }
+        }
+        return info
     }
 
-    /// The snapshots on disk, oldest first. Files that are not readable
-    /// snapshots are left out.
+    /// Writes the databases of `projections` as `txn` sees them, stamped
+    /// with `position`, to `final` (through a partial file renamed when whole).
+    @discardableResult
+    private func writeSnapshot(_ projections: [any Projection], at position: Position, to final: String,
+                               in txn: ReadTransaction) throws -> SnapshotInfo {
+        if let existing = try? snapshotInfo(at: final) { return existing }
+        let temporary = final + ".partial-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: temporary) }
+        let writer = try SnapshotFile.Writer(path: temporary)
+        try writer.write(SnapshotFile.magic)
+        try writer.write(position)
+        try writer.write(UInt32(projections.count))
+        for projection in projections {
+            try writer.write(string: projection.name)
+            try writer.write(projection.version)
+            try writer.write(UInt32(projection.databaseNames.count))
+            for name in projection.databaseNames { try writer.write(string: name) }
+        }
+        for projection in projections {
+            for name in projection.databaseNames {
+                let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
+                try writer.write(UInt64(try db.statistics(in: txn).entries))
+                let cursor = try db.cursor(in: txn)
+                var entry = try cursor.firstBytes()
+                while let (key, value) = entry {
+                    try writer.write(UInt32(key.count))
+                    try writer.write(key)
+                    try writer.write(UInt32(value.count))
+                    try writer.write(value)
+                    entry = try cursor.nextBytes()
+                }
+            }
+        }
+        try writer.seal()
+        try FileManager.default.moveItem(atPath: temporary, toPath: final)
+        return try snapshotInfo(at: final)
+    }
+
+    /// The snapshots of the views on disk, oldest first. Files that are not
+    /// readable snapshots are left out.
     public func snapshots() throws -> [SnapshotInfo] {
+        try snapshots(of: .views)
+    }
+
+    /// The snapshots of `kind` on disk, oldest first.
+    public func snapshots(of kind: SnapshotKind) throws -> [SnapshotInfo] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: snapshotDirectory)) ?? []
-        return names.filter { $0.hasSuffix(".snapshot") }.sorted()
+        return names.filter { $0.hasSuffix(kind.suffix) && (kind == .index || !$0.hasSuffix(SnapshotKind.index.suffix)) }.sorted()
             .compactMap { try? snapshotInfo(at: (snapshotDirectory as NSString).appendingPathComponent($0)) }
     }
 
-    /// Deletes the snapshot at `position`; false when there is none.
+    /// Deletes the snapshot of `kind` at `position`; false when there is none.
     @discardableResult
-    public func deleteSnapshot(at position: Position) throws -> Bool {
-        let path = snapshotPath(position)
+    public func deleteSnapshot(at position: Position, _ kind: SnapshotKind = .views) throws -> Bool {
+        let path = snapshotPath(position, kind)
         guard FileManager.default.fileExists(atPath: path) else { return false }
         try FileManager.default.removeItem(atPath: path)
         return true
@@ -98,15 +124,16 @@ extension EventStore {
 
     /// The newest snapshot at or before `position` stamped with exactly this
     /// store's projections and versions; others are ignored, never half-used.
-    func newestUsableSnapshot(atOrBefore position: Position) throws -> SnapshotInfo? {
-        let wanted = Set(views.all.map { SnapshotInfo.ProjectionStamp(name: $0.name, version: $0.version) })
-        return try snapshots().last { $0.position <= position && Set($0.projections) == wanted }
+    func newestUsableSnapshot(of kind: SnapshotKind = .views, atOrBefore position: Position) throws -> SnapshotInfo? {
+        let projections = kind == .views ? views.all : index?.views.all ?? []
+        let wanted = Set(projections.map { SnapshotInfo.ProjectionStamp(name: $0.name, version: $0.version) })
+        return try snapshots(of: kind).last { $0.position <= position && Set($0.projections) == wanted }
     }
 
-    func snapshotPath(_ position: Position) -> String {
+    func snapshotPath(_ position: Position, _ kind: SnapshotKind = .views) -> String {
         let digits = String(position)
         return (snapshotDirectory as NSString)
-            .appendingPathComponent(String(repeating: "0", count: max(0, 20 - digits.count)) + digits + ".snapshot")
+            .appendingPathComponent(String(repeating: "0", count: max(0, 20 - digits.count)) + digits + kind.suffix)
     }
 
     private func snapshotInfo(at path: String) throws -> SnapshotInfo {
@@ -131,11 +158,21 @@ extension EventStore {
             do {
                 try createSnapshot()
                 for old in try snapshots().dropLast(policy.keep) { try deleteSnapshot(at: old.position) }
+                for old in try snapshots(of: .index).dropLast(policy.keep) { try deleteSnapshot(at: old.position, .index) }
             } catch {
                 options.logger.warning("automatic snapshot failed", metadata: ["error": "\(error)"])
             }
         }
     }
+}
+
+/// What a snapshot holds: the views (at the log's head), or the index (at
+/// the position it applied through).
+public enum SnapshotKind: Sendable {
+    case views, index
+
+    /// The file name's ending: `00000000000000120000.snapshot`, `00000000000000118000.index.snapshot`.
+    var suffix: String { self == .views ? ".snapshot" : ".index.snapshot" }
 }
 
 /// At most one automatic snapshot at a time.

@@ -25,12 +25,18 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     public let environment: Environment
     /// The projections, opened in ``environment``.
     public let views: Views
+    /// The index: the views of `Views.Index`, applied behind the log by the
+    /// indexer in an environment of their own (``StoreIndex``). Nil when
+    /// the views have none, or (opened read-only) when the store has none yet.
+    public let index: StoreIndex<Views.Index>?
     public let options: StoreOptions
     let databases: LogDatabases
     let queue: WriteQueue
     let snapshotInProgress = SingleFlight()
-    /// Wakes subscriptions when a write of this store commits.
-    let commits = CommitSignal()
+    /// Wakes subscriptions and the indexer when a write of this store commits.
+    let commits: CommitSignal
+    /// Applies the index behind the log, in a store opened for writing.
+    let indexer: Indexer?
     /// The LMDB transaction id of this store's last commit that appended
     /// (and so moved every checkpoint to the head); nil after any other
     /// outcome. See `commitsFollowOn(_:)`.
@@ -48,9 +54,13 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// ``StoreOptions/readOnly``); a read then reports views that lag the
     /// log (``viewStatus()``) instead of answering from them as current.
     public init(path: String, options: StoreOptions = StoreOptions()) throws {
-        guard options.rebuildReadAhead >= 0 else {
+        guard options.indexReadAhead >= 0 else {
             throw EventLogError(.invalidArgument, operation: "open",
-                                "rebuildReadAhead is \(options.rebuildReadAhead); it must be 0 (no read-ahead) or more bytes")
+                                "indexReadAhead is \(options.indexReadAhead); it must be 0 (no read-ahead) or more bytes")
+        }
+        guard options.indexDurability != .noSync else {
+            throw EventLogError(.invalidArgument, operation: "open",
+                                "indexDurability is noSync; allowed: durable or noMetaSync (a machine crash can damage an environment written without syncs, silently)")
         }
         let dataFile = URL(fileURLWithPath: path).appendingPathComponent("data.mdb").path
         if (options.readOnly || !options.createIfMissing) && !FileManager.default.fileExists(atPath: dataFile) {
@@ -63,8 +73,11 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
         self.options = options
         queue = WriteQueue(maxGroup: options.maxGroupCommit)
+        commits = CommitSignal()
         if options.readOnly {
             (databases, views) = try Self.openForReading(environment, path: path)
+            index = try Self.openIndexForReading(views: views, log: environment, options: options)
+            indexer = nil
             return
         }
         (databases, views) = try environment.write { txn in
@@ -74,7 +87,17 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             }
             return (databases, try Views(openingIn: txn))
         }
+        index = try Self.openIndex(views: views, log: environment, databases: databases, options: options)
+        indexer = try Self.makeIndexer(index, log: environment, databases: databases, commits: commits, options: options)
         try catchUp()
+        try dropIndexLeftInLog()
+        try indexer?.start()
+    }
+
+    /// Stops the indexer after the transaction it is writing commits; what
+    /// it has not applied, the next open's indexer applies.
+    deinit {
+        indexer?.stop()
     }
 
     /// Opens the engine's and the projections' databases in a read
@@ -297,14 +320,13 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// from its own checkpoint on, and moves their checkpoints.
     private func apply(from: Position, through: Position, lagging: [(projection: any Projection, from: Position)],
                        in txn: WriteTransaction) throws {
-        let log = logReader(in: txn)
-        let writers = try lagging.map { (try $0.projection.makeWriter(in: txn, log: log), $0.from) }
+        let applier = try ProjectionApplier(lagging.map(\.projection), starts: lagging.map(\.from), in: txn,
+                                            log: logReader(in: txn))
         try forEachRecord(after: from - 1, through: through, in: txn) { event in
-            for (writer, start) in writers where event.position >= start { try writer.apply(event) }
+            try applier.apply(event)
             return true
         }
-        for (writer, _) in writers { try writer.finish() }
-        try databases.setCheckpoints(of: lagging.map(\.projection), to: through, in: txn)
+        try applier.finish(movingCheckpointsTo: through, in: databases.checkpoints)
         options.logger.debug("projections caught up", metadata: ["through": "\(through)", "count": "\(lagging.count)"])
     }
 
@@ -402,29 +424,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// record, since every caller relies on a whole, ordered log.
     func forEachRecord(after position: Position, through end: Position, in txn: ReadTransaction,
                        _ body: (RecordedEvent) throws -> Bool) throws {
-        guard position < end else { return }
-        let cursor = try databases.log.cursor(in: txn)
-        let redactions = RedactionLookup(databases)
-        var expected = position + 1
-        var entry = try expected.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
-        while let (key, value) = entry {
-            let p = try UInt64.decode(lmdbBytes: key)
-            if p > end { return }
-            guard p == expected else {
-                throw EventLogError(.corrupt, operation: "read", "position \(expected) is missing from the log", position: expected)
-            }
-            let view = RecordLayout.View(bytes: value)
-            guard view.isWellFormed else {
-                throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
-            }
-            let event = view.isRedacted ? try redactions.describe(view.event(at: p), in: txn) : view.event(at: p)
-            if !(try body(event)) || p == end { return }
-            expected += 1
-            entry = try cursor.nextBytes()
-        }
-        if expected <= end {
-            throw EventLogError(.corrupt, operation: "read", "position \(expected) is missing from the log", position: expected)
-        }
+        try databases.forEachRecord(after: position, through: end, in: txn) { event, _ in try body(event) }
     }
 
     /// The checkpoint of projection `name`.

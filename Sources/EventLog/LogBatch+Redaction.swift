@@ -232,6 +232,27 @@ extension EventStore {
         }
     }
 
+    /// Whether a redaction record in the log after `applied` (so at or
+    /// before the head) redacted an event at or before `applied`: an index
+    /// that applied through `applied` applied that event's payload, which a
+    /// rebuild no longer reads, and has not yet applied the redaction that
+    /// drops it. (A record that arrived redacted, authorized by a record
+    /// not yet in the log, was never applied with its payload.)
+    func redactedAfterApplying(through applied: Position) throws -> Bool {
+        try environment.read { txn in
+            let head = try databases.head(in: txn).position
+            let cursor = try databases.redactions.cursor(in: txn)
+            var entry = try cursor.firstBytes()
+            while let (_, value) = entry, value.count == 16 {
+                if UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)) > applied { return false }
+                let by = UInt64(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                if by > applied && by <= head { return true }
+                entry = try cursor.nextBytes()
+            }
+            return false
+        }
+    }
+
     /// Removes every snapshot at `position` or later, and returns the
     /// positions of the whole ones removed: they hold views built from
     /// payloads that a redaction removed. Runs inside the redacting write

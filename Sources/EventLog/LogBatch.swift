@@ -27,7 +27,7 @@ public final class LogBatch {
     var redactedFrom: Position?
     /// Finds what authorizes a redacted record (read lazily).
     lazy var redactions = RedactionLookup(databases)
-    private let writers: [any ProjectionWriter]
+    private let applier: ProjectionApplier
     private let clock: @Sendable () -> Date
 
     /// A batch that appends after `head`, the log's last record as the
@@ -39,7 +39,7 @@ public final class LogBatch {
         self.clock = clock
         (head, link) = (recorded.position, recorded.link)
         let log = databases.logReader(in: transaction)
-        writers = try projections.map { try $0.makeWriter(in: transaction, log: log) }
+        applier = try ProjectionApplier(projections, in: transaction, log: log)
     }
 
     /// The positions appended by this batch.
@@ -99,7 +99,7 @@ public final class LogBatch {
             position: position, type: type, schemaVersion: event.schemaVersion,
             appendedAt: Date(microsecondsSince1970: micros), appendedAtMicroseconds: micros,
             payload: event.payload, isRedacted: false)
-        for writer in writers { try writer.apply(recorded) }
+        try applier.apply(recorded)
         return recorded
     }
 
@@ -141,12 +141,12 @@ public final class LogBatch {
             event.redactedBy = authorization.position
             event.redactionRecord = authorization.record
         }
-        for writer in writers { try writer.apply(event) }
+        try applier.apply(event)
         if let names = arrival.names { try redactNamed(names, by: record.position) }
     }
 
     /// Lets every projection write what it held back; called once, before commit.
     func finish() throws {
-        for writer in writers { try writer.finish() }
+        try applier.finish()
     }
 }

@@ -29,12 +29,13 @@ struct LogDatabases: Sendable {
 
     /// The log's payloads, read in `txn` (what projection writers are handed).
     func logReader(in txn: ReadTransaction) -> LogReader {
-        LogReader(payloads: LogPayloads(log), transaction: txn)
+        LogReader(payloads: LogPayloads(log, in: txn.environment), transaction: txn)
     }
 
     private var formats: Database<String, StoreFormat> { meta.reinterpreted() }
     private var heads: Database<String, RecordedHead> { meta.reinterpreted() }
-    private var checkpoints: Database<String, Checkpoint> { meta.reinterpreted() }
+    /// The command views' checkpoints.
+    var checkpoints: CheckpointTable { CheckpointTable(meta: meta) }
 
     /// `db.get(key)`, with a value that does not decode reported as a corrupt store naming `key`.
     private func value<V>(_ db: Database<String, V>, _ key: String, in txn: ReadTransaction) throws -> V? {
@@ -66,19 +67,17 @@ struct LogDatabases: Sendable {
     }
 
     func checkpoint(of name: String, in txn: ReadTransaction) throws -> Checkpoint? {
-        try value(checkpoints, "checkpoint:" + name, in: txn)
+        try checkpoints.checkpoint(of: name, in: txn)
     }
 
     func setCheckpoint(_ checkpoint: Checkpoint, of name: String, in txn: WriteTransaction) throws {
-        try checkpoints.put(checkpoint, forKey: "checkpoint:" + name, in: txn)
+        try checkpoints.set(checkpoint, of: name, in: txn)
     }
 
     /// Moves the checkpoint of each of `projections` to `position`, stamped
     /// with its version.
     func setCheckpoints(of projections: [any Projection], to position: Position, in txn: WriteTransaction) throws {
-        for projection in projections {
-            try setCheckpoint(Checkpoint(position: position, version: projection.version), of: projection.name, in: txn)
-        }
+        try checkpoints.set(projections, to: position, in: txn)
     }
 
     /// The head the last appending commit recorded; nil in a store that never appended.
@@ -93,5 +92,49 @@ struct LogDatabases: Sendable {
     /// The write an idempotency key names, if any.
     func idempotencyEntry(_ key: String, in txn: ReadTransaction) throws -> IdempotencyEntry? {
         try value(idempotency, key, in: txn)
+    }
+
+    /// Calls `body` with each event after `position` through `end` as `txn`
+    /// sees the log, and its record's link, until it returns false; throws
+    /// on a gap or a malformed record, since every caller relies on a
+    /// whole, ordered log.
+    func forEachRecord(after position: Position, through end: Position, in txn: ReadTransaction,
+                       _ body: (RecordedEvent, ChainLink) throws -> Bool) throws {
+        guard position < end else { return }
+        let cursor = try log.cursor(in: txn)
+        let redactions = RedactionLookup(self)
+        var expected = position + 1
+        var entry = try expected.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let (key, value) = entry {
+            let p = try UInt64.decode(lmdbBytes: key)
+            if p > end { return }
+            guard p == expected else {
+                throw EventLogError(.corrupt, operation: "read", "position \(expected) is missing from the log", position: expected)
+            }
+            let view = RecordLayout.View(bytes: value)
+            guard view.isWellFormed else {
+                throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
+            }
+            let event = view.isRedacted ? try redactions.describe(view.event(at: p), in: txn) : view.event(at: p)
+            if !(try body(event, view.link)) || p == end { return }
+            expected += 1
+            entry = try cursor.nextBytes()
+        }
+        if expected <= end {
+            throw EventLogError(.corrupt, operation: "read", "position \(expected) is missing from the log", position: expected)
+        }
+    }
+
+    /// The link of the record at `position` (``ChainLink/zero`` at 0); nil
+    /// past the head.
+    func link(at position: Position, in txn: ReadTransaction) throws -> ChainLink? {
+        guard position > 0 else { return .zero }
+        return try log.withValue(forKey: position, in: txn) { bytes in
+            let view = RecordLayout.View(bytes: bytes)
+            guard view.isWellFormed else {
+                throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: position)
+            }
+            return view.link
+        }
     }
 }

@@ -16,9 +16,14 @@ import LMDB
 /// (``Projection/makeWriter(in:log:)``), which is the live store's.
 public struct LogPayloads: Sendable {
     let log: Database<Position, [UInt8]>
+    /// The environment the handle belongs to: a database handle is a number
+    /// that names another database (or none) in another environment, so a
+    /// read in another's transaction is refused, never answered.
+    private let environment: ObjectIdentifier
 
-    init(_ log: Database<Position, [UInt8]>) {
+    init(_ log: Database<Position, [UInt8]>, in environment: Environment) {
         self.log = log
+        self.environment = ObjectIdentifier(environment)
     }
 
     /// The log of the environment `txn` belongs to (`mdb_dbi_open` of `log`,
@@ -29,6 +34,7 @@ public struct LogPayloads: Sendable {
         } catch LMDBError.notFound {
             return nil
         }
+        environment = ObjectIdentifier(txn.environment)
     }
 
     /// Calls `body` with the payload of the record at `position`, in the
@@ -37,6 +43,11 @@ public struct LogPayloads: Sendable {
     /// own lengths is reported as a corrupt store.
     public func withPayload<R>(at position: Position, in txn: ReadTransaction,
                                _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        guard ObjectIdentifier(txn.environment) == environment else {
+            throw EventLogError(.invalidArgument, operation: "read payload",
+                                "the log's payloads were read in a transaction of another environment (\(txn.environment.path)); "
+                                    + "read them in a transaction of the log's")
+        }
         let found: R?? = try log.withValue(forKey: position, in: txn) { bytes -> R? in
             let view = RecordLayout.View(bytes: bytes)
             guard view.isWellFormed else {
@@ -56,17 +67,56 @@ public struct LogPayloads: Sendable {
 /// ```swift
 /// let text = try log.withPayload(at: position) { payload in String(decoding: payload, as: UTF8.self) }
 /// ```
+///
+/// The indexer's writers live through a transaction of the index
+/// environment in which it reads the log in several short transactions
+/// (each one begun after the events it applies were read, so that it sees
+/// them): their reader's ``transaction`` is whichever is current
+/// (``LogTransactionSlot``).
 public struct LogReader {
     public let payloads: LogPayloads
-    public let transaction: ReadTransaction
+    private let slot: LogTransactionSlot
 
     public init(payloads: LogPayloads, transaction: ReadTransaction) {
         self.payloads = payloads
-        self.transaction = transaction
+        slot = LogTransactionSlot(transaction)
     }
+
+    init(payloads: LogPayloads, slot: LogTransactionSlot) {
+        self.payloads = payloads
+        self.slot = slot
+    }
+
+    /// The read transaction of the log to read in.
+    public var transaction: ReadTransaction { slot.current }
 
     /// ``LogPayloads/withPayload(at:in:_:)`` in ``transaction``.
     public func withPayload<R>(at position: Position, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try payloads.withPayload(at: position, in: transaction, body)
+    }
+}
+
+/// The log transaction a ``LogReader`` reads in, which the indexer moves
+/// on between the pieces it applies. Used on one thread at a time.
+final class LogTransactionSlot {
+    private var transaction: ReadTransaction?
+
+    init(_ transaction: ReadTransaction? = nil) {
+        self.transaction = transaction
+    }
+
+    var current: ReadTransaction {
+        guard let transaction else {
+            preconditionFailure("a LogReader of the indexer was used outside the log transaction it reads in")
+        }
+        return transaction
+    }
+
+    /// Runs `body` with `transaction` as the current one.
+    func with<R>(_ transaction: ReadTransaction, _ body: () throws -> R) rethrows -> R {
+        let previous = self.transaction
+        self.transaction = transaction
+        defer { self.transaction = previous }
+        return try body()
     }
 }

@@ -47,12 +47,25 @@ public protocol Projection: Sendable {
     /// hold. What the writer reads there must be a function of the log, as
     /// everything else it writes. By default, ``makeWriter(in:)``.
     func makeWriter(in txn: WriteTransaction, log: LogReader) throws -> any ProjectionWriter
+    /// What applying `event` needs that is a function of the event and the
+    /// log alone (decoding it, finding what it belongs to, tokenizing its
+    /// text), done ahead of the writer. The indexer calls it on its
+    /// preparing thread, in a read transaction of the log (`log`), and hands
+    /// the result to the writer's ``ProjectionWriter/apply(_:prepared:)``
+    /// on the applying thread, so that this work runs on a second core. By
+    /// default nil: the writer does all the work.
+    ///
+    /// It must be deterministic, as the writer is: the index is built from
+    /// what it returns, live and in a rebuild alike.
+    func prepare(_ event: RecordedEvent, log: LogReader) throws -> (any Sendable)?
 }
 
 extension Projection {
     public func makeWriter(in txn: WriteTransaction, log: LogReader) throws -> any ProjectionWriter {
         try makeWriter(in: txn)
     }
+
+    public func prepare(_ event: RecordedEvent, log: LogReader) throws -> (any Sendable)? { nil }
 }
 
 /// Applies the events of one transaction to one projection. It may keep
@@ -60,10 +73,14 @@ extension Projection {
 /// ``finish()`` writes it.
 public protocol ProjectionWriter: AnyObject {
     func apply(_ event: RecordedEvent) throws
+    /// Applies `event` with what ``Projection/prepare(_:log:)`` returned for
+    /// it (nil when it prepared nothing). By default ``apply(_:)``.
+    func apply(_ event: RecordedEvent, prepared: (any Sendable)?) throws
     func finish() throws
 }
 
 extension ProjectionWriter {
+    public func apply(_ event: RecordedEvent, prepared: (any Sendable)?) throws { try apply(event) }
     public func finish() throws {}
 }
 
@@ -85,6 +102,11 @@ extension Projection {
     }
 }
 
+/// Projections applied together, in the order of ``all``.
+public protocol ProjectionList: Sendable {
+    var all: [any Projection] { get }
+}
+
 /// The projections of a store, opened together in one environment. A store
 /// is typed by its set, so callers reach their views with their own types:
 ///
@@ -100,43 +122,45 @@ extension Projection {
 ///
 /// The engine opens a set again in another environment to rebuild there
 /// (replay, verification), so `init` must only open databases.
-public protocol ProjectionSet: Sendable {
+///
+/// **The index.** A set may name views that are not applied in the write
+/// but behind the log, by the store's indexer, in an environment of their
+/// own (`<store>/index`): ``Index``, opened by ``openIndex(in:)``. Commands
+/// are validated against the views of the set itself, which every commit
+/// applies; the index follows the log and is a pure function of it
+/// (`Docs/Architecture.md`, "The index").
+///
+/// ```swift
+/// struct Views: ProjectionSet {
+///     let count: EventCount
+///     init(openingIn txn: WriteTransaction) throws { count = try EventCount(openingIn: txn) }
+///     var all: [any Projection] { [count] }
+///     func openIndex(in txn: WriteTransaction) throws -> WordIndex { try WordIndex(openingIn: txn) }
+/// }
+/// ```
+public protocol ProjectionSet: ProjectionList {
+    /// The views the indexer applies behind the log, in the index
+    /// environment; ``NoProjections`` (no index environment) by default.
+    associatedtype Index: ProjectionList = NoProjections
     init(openingIn txn: WriteTransaction) throws
-    var all: [any Projection] { get }
-    /// Does ahead of a rebuild's writer, on another thread, the work that
-    /// applying `events` will need and that is a function of the events
-    /// alone (decoding payloads, tokenizing text), keeps it where the
-    /// projections' writers look for it, and returns what forgets it. A
-    /// rebuild calls it for the events after those its writer is applying
-    /// (``ReplayPrefetch``), so that this work runs on a second core.
-    ///
-    /// A hint, never a source of truth: a writer must write the same bytes
-    /// with or without what was prepared (one that finds nothing, or
-    /// something prepared from other bytes, does the work itself). By
-    /// default, nothing is prepared.
-    func prepare(_ events: [RecordedEvent]) -> PreparedEvents?
+    /// Opens the index's projections in `txn`, a write transaction of an
+    /// index environment (the store's, or a rebuild's scratch one); it may
+    /// give them what of this set they read (in the log's transactions).
+    /// It must only open databases.
+    func openIndex(in txn: WriteTransaction) throws -> Index
+}
+
+extension ProjectionSet where Index == NoProjections {
+    public func openIndex(in txn: WriteTransaction) throws -> NoProjections { NoProjections() }
 }
 
 extension ProjectionSet {
-    public func prepare(_ events: [RecordedEvent]) -> PreparedEvents? { nil }
+    /// Whether the set has an index, and so the store an index environment.
+    static var hasIndex: Bool { Index.self != NoProjections.self }
 }
 
-/// What ``ProjectionSet/prepare(_:)`` keeps for some events, until the
-/// rebuild has committed them and calls ``release()``.
-///
-/// ```swift
-/// func prepare(_ events: [RecordedEvent]) -> PreparedEvents? {
-///     let keys = cache.insert(events.map(decode))
-///     return PreparedEvents { cache.remove(keys) }
-/// }
-/// ```
-public struct PreparedEvents: Sendable {
-    private let forget: @Sendable () -> Void
-
-    public init(release forget: @escaping @Sendable () -> Void) {
-        self.forget = forget
-    }
-
-    /// Forgets what was prepared.
-    public func release() { forget() }
+/// No projections: the index of a store that has none.
+public struct NoProjections: ProjectionList {
+    public init() {}
+    public var all: [any Projection] { [] }
 }

@@ -1,7 +1,7 @@
 /// Progress of a rebuild, verification or time travel, for a terminal.
 public struct ReplayProgress: Sendable {
     public enum Phase: String, Sendable {
-        case snapshot, log, swap, compare, copyLog
+        case snapshot, log, index, swap, compare, copyLog
     }
     public var phase: Phase
     /// The last position applied (or copied).
@@ -22,6 +22,23 @@ public struct ReplayReport: Sendable, Equatable {
     /// The position the views were built to.
     public var position: Position
     /// Events applied from the log (after the snapshot).
+    public var eventsApplied: UInt64
+    /// Seconds, the index's part included.
+    public var seconds: Double
+    /// The index's part (nil for a store without an index, or when the
+    /// views already differ).
+    public var index: IndexReplayReport? = nil
+}
+
+/// What a rebuild, verification or time travel did to the index: where it
+/// started, the position it reached, what it applied, how long it took.
+public struct IndexReplayReport: Sendable, Equatable {
+    /// The index snapshot it started from; nil: position 1.
+    public var snapshot: Position?
+    public var damagedSnapshots: [Position]
+    /// The position the index was built to (for a verification, the one it
+    /// was compared at: the live index's).
+    public var position: Position
     public var eventsApplied: UInt64
     public var seconds: Double
 }

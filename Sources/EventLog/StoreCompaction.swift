@@ -14,7 +14,11 @@ public struct StoreCompaction: Sendable, Equatable {
     /// to ``path``: a compaction's temporary copy, rebuild scratch
     /// environments, partial snapshots.
     public var removed: [String]
+    /// Both compactions' seconds.
     public var seconds: Double
+    /// The index environment's compaction (`index/data.mdb`); nil when the
+    /// store has none.
+    public var index: IndexCompaction?
 
     public init(path: String, head: Position, bytesBefore: Int, bytesAfter: Int, bytesZeroed: Int, removed: [String], seconds: Double) {
         self.path = path
@@ -25,4 +29,15 @@ public struct StoreCompaction: Sendable, Equatable {
         self.removed = removed
         self.seconds = seconds
     }
+}
+
+/// What a compaction did to the index environment's file (`index/data.mdb`).
+public struct IndexCompaction: Sendable, Equatable {
+    public var bytesBefore: Int
+    public var bytesAfter: Int
+    /// Stale bytes of the copy zeroed before the swap, as for the log's file.
+    public var bytesZeroed: Int
+    /// What a killed compaction of the index had left, relative to the store.
+    public var removed: [String]
+    public var seconds: Double
 }

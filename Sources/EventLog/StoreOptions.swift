@@ -31,13 +31,26 @@ public struct StoreOptions: Sendable {
     public var maxGroupCommit = 64
     /// Events per transaction while a projection catches up on open.
     public var catchUpChunk = 10_000
-    /// Payload, in bytes, that a rebuild (replay, verification) reads ahead
-    /// of its writer and prepares on a second thread (``ProjectionSet/prepare(_:)``:
-    /// decoding, tokenizing), holding what it prepared until the writer has
-    /// committed it. The activity views hold about 8 bytes of memory per
-    /// byte of payload (the corpus: about +130 MB at the default 16 MiB).
-    /// 0: no second thread; the writer does all the work.
-    public var rebuildReadAhead = 16 << 20
+    /// Payload, in bytes, that the indexer reads and prepares ahead of its
+    /// writer, on a second thread (``Projection/prepare(_:log:)``: decoding,
+    /// tokenizing), holding what it prepared until the writer takes it: live,
+    /// in rebuilds, verifications and time travel alike. The activity
+    /// index holds about 8 bytes of memory per byte of payload. 0: no second
+    /// thread; the writer does all the work.
+    public var indexReadAhead = 16 << 20
+    /// What the index environment's commits wait for. The index is derived
+    /// (rebuilt from the log when lost), but a store that `noSync` left
+    /// damaged after a machine crash is damaged silently: ``Durability/noSync``
+    /// is refused; ``Durability/noMetaSync`` may undo its last commit, which
+    /// the indexer then applies again.
+    public var indexDurability: Durability = .durable
+    /// A store opened for writing runs the indexer on threads of its own,
+    /// from open to close. False: the index moves only through
+    /// ``EventStore/catchUpIndex(through:)`` and the rebuilds (`eventlog
+    /// replay`, which rebuilds it whole and needs no indexer beside it).
+    public var indexesInBackground = true
+    /// How large the indexer's transactions grow (``IndexTransactionLimits``).
+    public var indexTransactionLimits = IndexTransactionLimits.live
     /// Snapshots taken by the store itself after commits; nil: only on request.
     public var snapshotPolicy: SnapshotPolicy?
     /// Open to read only (`MDB_RDONLY`): no write transaction ever, so no

@@ -1,26 +1,47 @@
 import Foundation
 import LMDB
 
-/// Builds a store's views in another environment from its log: from a
-/// snapshot or position 1, in transactions of at most `chunk` events and
+/// Builds a store's views, or its index, in another environment from its
+/// log: from a snapshot or position 1. The target is a scratch environment
+/// (rebuild, verification) or a new store (time travel).
+///
+/// The views are applied in transactions of at most `chunk` events and
 /// about `chunkBytes` of payload (LMDB holds a write transaction's dirty
 /// pages in memory until it commits, so a few large events, such as batches
-/// of 500 items, must not make one huge transaction). The target is
-/// a scratch environment (rebuild, verification) or a new store (time travel).
+/// of 500 items, must not make one huge transaction). The index is built by
+/// the indexer's own pipeline (``IndexFeed``, ``IndexTarget``): a rebuild
+/// of the index is the indexer run from position 1 into an empty index
+/// environment.
 final class ViewBuilder<Views: ProjectionSet> {
+    enum Kind {
+        /// The store's views (``ProjectionSet/all``).
+        case views
+        /// The store's index (``ProjectionSet/Index``).
+        case index
+    }
+
     let source: EventStore<Views>
     let target: Environment
-    let views: Views
+    let kind: Kind
+    /// What is built: the views' projections, or the index's.
+    let projections: [any Projection]
+    /// The index environment's own database in the target (``Kind/index``).
+    private let indexDatabases: IndexDatabases?
     private(set) var position: Position = 0
+    /// The link of the record at ``position`` (``Kind/index``: its checkpoint).
+    private var link = ChainLink.zero
     private(set) var eventsApplied: UInt64 = 0
+    /// Where the build stands: ``position`` and its record's link.
+    var head: RecordedHead { RecordedHead(position: position, link: link) }
     var chunk = 10_000
     var chunkBytes = 4 << 20
     let progress: ((ReplayProgress) -> Void)?
     let started = DispatchTime.now().uptimeNanoseconds
 
-    init(source: EventStore<Views>, targetPath: String, durability: Durability,
+    init(source: EventStore<Views>, targetPath: String, durability: Durability, kind: Kind = .views,
          progress: ((ReplayProgress) -> Void)?) throws {
         self.source = source
+        self.kind = kind
         var options = EnvironmentOptions()
         options.durability = durability
         options.maxDatabases = 128
@@ -28,18 +49,31 @@ final class ViewBuilder<Views: ProjectionSet> {
         // pages a large chunk frees and cannot reuse before it commits, so a
         // chunk is rarely written twice (a full map aborts the write, which
         // runs again once the map grew). It reserves addresses, not disk.
-        options.mapSize = 2 * source.environment.info().mapSize
+        let live = kind == .index ? (source.index?.environment ?? source.environment) : source.environment
+        options.mapSize = 2 * live.info().mapSize
         target = try Environment(path: targetPath, options: options)
-        views = try target.write { try Views(openingIn: $0) }
+        switch kind {
+        case .views:
+            projections = try target.write { try Views(openingIn: $0).all }
+            indexDatabases = nil
+        case .index:
+            (projections, indexDatabases) = try target.write { txn in
+                let databases = try IndexDatabases(openingIn: txn)
+                try databases.setFormat(.current, in: txn)
+                let projections = try source.views.openIndex(in: txn).all
+                try databases.clear(projections, in: txn)
+                return (projections, databases)
+            }
+        }
         self.progress = progress
         try checkDatabasesAreListed()
     }
 
-    /// In a fresh environment, every database the views opened must be listed
-    /// by some projection's `databaseNames`: one that is not would be left
-    /// out of every rebuild, snapshot and comparison.
+    /// In a fresh environment, every database the projections opened must
+    /// be listed by some projection's `databaseNames`: one that is not would
+    /// be left out of every rebuild, snapshot and comparison.
     private func checkDatabasesAreListed() throws {
-        let listed = Set(views.all.flatMap(\.databaseNames))
+        let listed = Set(projections.flatMap(\.databaseNames) + (kind == .index ? IndexDatabases.names : []))
         let opened = try target.read { try $0.databaseNames() }
         if let stray = opened.first(where: { !listed.contains($0) }) {
             throw EventLogError(.invalidArgument, operation: "replay",
@@ -66,7 +100,7 @@ final class ViewBuilder<Views: ProjectionSet> {
             }
             let reader = try SnapshotFile.Reader(path: snapshot.path)
             let header = try reader.readHeader()
-            let expected = views.all.map { ($0.name, $0.version, $0.databaseNames) }
+            let expected = projections.map { ($0.name, $0.version, $0.databaseNames) }
             guard header.projections.elementsEqual(expected, by: { $0.name == $1.0 && $0.version == $1.1 && $0.databases == $1.2 }) else {
                 throw EventLogError(.snapshot, operation: "snapshot load", "\(snapshot.path) holds other projections or databases than these views")
             }
@@ -100,12 +134,12 @@ final class ViewBuilder<Views: ProjectionSet> {
                 throw EventLogError(.snapshot, operation: "snapshot load", "\(snapshot.path): the digest does not match")
             }
             position = header.position
+            if kind == .index { try startIndex(atSnapshot: snapshot) }
             progress?(ReplayProgress(phase: .snapshot, position: position, end: position, events: 0, seconds: seconds))
             return true
         } catch let error as EventLogError where error.code == .snapshot {
             source.options.logger.warning("damaged snapshot ignored", metadata: ["snapshot": "\(snapshot.path)", "error": "\(error)"])
             try clear()
-            position = 0
             return false
         } catch where !FileManager.default.fileExists(atPath: snapshot.path) {
             // Pruned by another process's `snapshot create` while this one
@@ -113,7 +147,6 @@ final class ViewBuilder<Views: ProjectionSet> {
             // damaged one is, never an error that stops the rebuild.
             source.options.logger.notice("snapshot removed while loading, ignored", metadata: ["snapshot": "\(snapshot.path)"])
             try clear()
-            position = 0
             return false
         }
     }
@@ -147,7 +180,6 @@ final class ViewBuilder<Views: ProjectionSet> {
                                               metadata: ["snapshot": "\(snapshot.path)", "error": "\(error)"])
                 damaged.append(snapshot.position)
                 try clear()
-                position = 0
                 eventsApplied = 0
             }
         }
@@ -157,33 +189,61 @@ final class ViewBuilder<Views: ProjectionSet> {
 
     private func clear() throws {
         try target.write { txn in
-            for projection in views.all { try projection.removeAllData(in: txn) }
+            if let indexDatabases {
+                try indexDatabases.clear(projections, in: txn)
+            } else {
+                for projection in projections { try projection.removeAllData(in: txn) }
+            }
+        }
+        position = 0
+        link = .zero
+    }
+
+    /// An index loaded from a snapshot goes on from the snapshot's position,
+    /// whose link is the log's there.
+    private func startIndex(atSnapshot snapshot: SnapshotInfo) throws {
+        guard let found = try source.environment.read({ try source.databases.link(at: position, in: $0) }) else {
+            throw EventLogError(.snapshot, operation: "snapshot load", "\(snapshot.path) is at position \(position), past the log's head")
+        }
+        link = found
+        let head = RecordedHead(position: position, link: link)
+        try target.write { txn in
+            try indexDatabases!.setApplied(head, in: txn)
+            try indexDatabases!.checkpoints.set(projections, to: position, in: txn)
         }
     }
 
-    /// Applies the source's log after ``position`` through `end`, with the
-    /// events after the chunk being applied prepared meanwhile on another
-    /// thread (``ReplayPrefetch``), unless ``StoreOptions/rebuildReadAhead`` is 0.
+    /// Applies the source's log after ``position`` through `end`.
     func apply(through end: Position) throws {
-        guard position < end else { return }
-        let readAhead = source.options.rebuildReadAhead
-        let prefetch = readAhead > 0
-            ? ReplayPrefetch(source: source, views: views, after: position, through: end, windowBytes: readAhead)
-            : nil
-        self.prefetch = prefetch
-        defer {
-            self.prefetch = nil
-            prefetch?.stop()
-        }
+        if kind == .index { return try applyIndex(through: end) }
         while position < end {
             try applyChunk(through: end) { body in try source.environment.read(body) }   // the log only: never refused as stale
-            prefetch?.release(through: position)
             progress?(ReplayProgress(phase: .log, position: position, end: end, events: eventsApplied, seconds: seconds))
         }
     }
 
-    /// The events being read and prepared ahead, while ``apply(through:)`` runs.
-    private var prefetch: ReplayPrefetch<Views>?
+    /// The index through `end`: the indexer's pipeline, the feed preparing
+    /// on a second thread (``StoreOptions/indexReadAhead``).
+    private func applyIndex(through end: Position) throws {
+        guard position < end else { return }
+        let log = IndexFeed.LogSource(environment: source.environment, databases: source.databases, projections: projections,
+                                      commits: source.commits)
+        let indexTarget = IndexTarget(environment: target, databases: indexDatabases!, projections: projections)
+        var head = RecordedHead(position: position, link: link)
+        let feed = IndexFeed(log: log, after: head, readAhead: source.options.indexReadAhead, end: end)
+        try feed.start()
+        defer { feed.stop() }
+        while head.position < end {
+            guard let piece = feed.next(waiting: true) else {
+                throw EventLogError(.corrupt, operation: "replay", "the log ends before position \(end)", position: head.position + 1)
+            }
+            let before = head.position
+            head = try indexTarget.apply(piece, thenFrom: feed, expecting: head, limits: .rebuild, log: log)
+            (position, link) = (head.position, head.link)
+            eventsApplied += head.position - before
+            progress?(ReplayProgress(phase: .index, position: position, end: end, events: eventsApplied, seconds: seconds))
+        }
+    }
 
     /// Applies up to ``chunk`` events (or ``chunkBytes`` of payload), read in a live transaction that
     /// `reading` provides, in one target transaction. ``position`` moves only
@@ -194,17 +254,15 @@ final class ViewBuilder<Views: ProjectionSet> {
         let applied = try target.write { txn in
             try reading { live in
                 // The log is the source's, read in the transaction the events are read in.
-                let log = source.logReader(in: live)
-                let writers = try views.all.map { try $0.makeWriter(in: txn, log: log) }
+                let applier = try ProjectionApplier(projections, in: txn, log: source.logReader(in: live))
                 var applied = 0, bytes = 0
                 try source.forEachRecord(after: start, through: end, in: live) { event in
-                    prefetch?.waitUntilPrepared(through: event.position)
-                    for writer in writers { try writer.apply(event) }
+                    try applier.apply(event)
                     applied += 1
                     bytes += event.payload.count
                     return applied < chunk && bytes < chunkBytes
                 }
-                for writer in writers { try writer.finish() }
+                try applier.finish()
                 return applied
             }
         }

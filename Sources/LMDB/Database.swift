@@ -114,6 +114,12 @@ public struct Database<Key: LMDBCodable, Value: LMDBCodable>: Sendable {
         try check(mdb_drop(txn.pointer, handle, 0), "mdb_drop(\(label))")
     }
 
+    /// Deletes the database from the environment (`mdb_drop` with 1): its
+    /// entries and its name go, and this handle is closed.
+    public func drop(in txn: WriteTransaction) throws {
+        try check(mdb_drop(txn.pointer, handle, 1), "mdb_drop(\(label), delete)")
+    }
+
     /// A cursor over the database (`mdb_cursor_open`), closed when it is released.
     public func cursor(in txn: ReadTransaction) throws -> Cursor<Key, Value> {
         try Cursor(database: self, transaction: txn)

@@ -27,6 +27,8 @@ import LMDB
 struct QueryEvaluator {
     let index: TextIndex
     let txn: ReadTransaction
+    /// The transaction the content readers read in.
+    let contentTxn: ReadTransaction
     let textFields: Set<String>
     let values: Cursor<[UInt8], [UInt8]>
     let postings: Cursor<[UInt8], [UInt8]>
@@ -39,9 +41,11 @@ struct QueryEvaluator {
     /// LMDB lookups made.
     var reads = 2
 
-    init(index: TextIndex, txn: ReadTransaction) throws {
+    /// `contentTxn`: where the content readers read (``TextIndex/query(_:now:in:contentIn:)``).
+    init(index: TextIndex, txn: ReadTransaction, contentTxn: ReadTransaction? = nil) throws {
         self.index = index
         self.txn = txn
+        self.contentTxn = contentTxn ?? txn
         textFields = try index.textFieldNames(in: txn)
         values = try index.values.cursor(in: txn)
         postings = try index.postings.cursor(in: txn)
@@ -126,7 +130,7 @@ struct QueryEvaluator {
         if pattern.isPresenceTest && (!textFields.contains(name) || IndexField(name: name) != .other) { return scope }
         var result = Set<UInt32>()
         let nameBytes = Array(name.utf8)
-        let content = index.namedContentSource(in: txn)
+        let content = index.namedContentSource(in: contentTxn)
         for id in scope.sorted() {
             reads += 1
             let match = try index.docs.withValue(forKey: SpaceKey(space: index.spaceId, id), in: txn) { bytes in

@@ -13,27 +13,34 @@ extension TextIndex {
     ///
     /// Throws ``QueryError`` (with the column) for a malformed query or an
     /// attribute not in ``queryAttributes``.
-    public func query(_ text: String, now: Date, in txn: ReadTransaction) throws -> [SearchHit] {
+    ///
+    /// `contentIn`: the transaction the content readers (``contentReader``,
+    /// ``namedContentReader``) read documents' content in, when it lives in
+    /// another environment than the index (a store's log beside its index);
+    /// by default `txn`.
+    public func query(_ text: String, now: Date, in txn: ReadTransaction, contentIn: ReadTransaction? = nil) throws -> [SearchHit] {
         var cost = ReadCost()
-        return try query(text, now: now, cost: &cost, in: txn)
+        return try query(text, now: now, cost: &cost, in: txn, contentIn: contentIn)
     }
 
-    /// ``query(_:now:in:)``, adding to `cost` the LMDB lookups it made.
-    public func query(_ text: String, now: Date, cost: inout ReadCost, in txn: ReadTransaction) throws -> [SearchHit] {
+    /// ``query(_:now:in:contentIn:)``, adding to `cost` the LMDB lookups it made.
+    public func query(_ text: String, now: Date, cost: inout ReadCost, in txn: ReadTransaction,
+                      contentIn: ReadTransaction? = nil) throws -> [SearchHit] {
         let expression = try QueryParser.parse(text, now: now, attributes: queryAttributes)
-        return try query(expression, now: now, cost: &cost, in: txn)
+        return try query(expression, now: now, cost: &cost, in: txn, contentIn: contentIn)
     }
 
-    /// The documents matching a parsed query; see ``query(_:now:in:)``.
-    public func query(_ expression: QueryExpression, now: Date, in txn: ReadTransaction) throws -> [SearchHit] {
+    /// The documents matching a parsed query; see ``query(_:now:in:contentIn:)``.
+    public func query(_ expression: QueryExpression, now: Date, in txn: ReadTransaction,
+                      contentIn: ReadTransaction? = nil) throws -> [SearchHit] {
         var cost = ReadCost()
-        return try query(expression, now: now, cost: &cost, in: txn)
+        return try query(expression, now: now, cost: &cost, in: txn, contentIn: contentIn)
     }
 
-    /// ``query(_:now:in:)`` of a parsed query, adding to `cost` the LMDB lookups it made.
+    /// ``query(_:now:in:contentIn:)`` of a parsed query, adding to `cost` the LMDB lookups it made.
     public func query(_ expression: QueryExpression, now: Date, cost: inout ReadCost,
-                      in txn: ReadTransaction) throws -> [SearchHit] {
-        var evaluator = try QueryEvaluator(index: self, txn: txn)
+                      in txn: ReadTransaction, contentIn: ReadTransaction? = nil) throws -> [SearchHit] {
+        var evaluator = try QueryEvaluator(index: self, txn: txn, contentTxn: contentIn)
         let ids = try evaluator.evaluate(expression, within: nil)
         var reads = evaluator.reads
         defer { cost.keys += reads }

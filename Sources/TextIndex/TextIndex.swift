@@ -186,18 +186,22 @@ public struct TextIndex: Sendable {
     }
 
     /// The stored document of `kind` and `identifier` in the space, or nil.
-    public func document(kind: String, identifier: String, in txn: ReadTransaction) throws -> IndexDocument? {
+    /// `contentIn`: where ``contentReader`` reads (``query(_:now:in:contentIn:)``).
+    public func document(kind: String, identifier: String, in txn: ReadTransaction,
+                         contentIn: ReadTransaction? = nil) throws -> IndexDocument? {
         guard let id = try documentId(TextIndex.identityKey(kind: kind, identifier: identifier), in: txn) else { return nil }
-        return try docs.withValue(forKey: SpaceKey(space: spaceId, id), in: txn) { try DocumentRecord.decode($0, content: contentSource(in: txn)) }
+        return try docs.withValue(forKey: SpaceKey(space: spaceId, id), in: txn) {
+            try DocumentRecord.decode($0, content: contentSource(in: contentIn ?? txn))
+        }
     }
 
     /// Every stored document of the space, by internal id (the order they
-    /// were first added).
-    public func documents(in txn: ReadTransaction) throws -> [IndexDocument] {
+    /// were first added). `contentIn`: where ``contentReader`` reads.
+    public func documents(in txn: ReadTransaction, contentIn: ReadTransaction? = nil) throws -> [IndexDocument] {
         var result: [IndexDocument] = []
         let cursor = try docs.cursor(in: txn)
         let prefix = spacePrefix
-        let content = contentSource(in: txn)
+        let content = contentSource(in: contentIn ?? txn)
         var entry = try SpaceKey(space: spaceId, 0).withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.starts(with: prefix) {
             result.append(try DocumentRecord.decode(e.value, content: content))

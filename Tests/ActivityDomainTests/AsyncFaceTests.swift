@@ -37,7 +37,7 @@ struct AsyncFaceTests {
             #expect(current.map(\.activity.activity) == ["a9"], "\(user)")
             let saved = try await space.savedActivities()
             #expect(saved.count == 10 && saved.allSatisfy { $0.activity.title?.hasPrefix(user) == true }, "\(user)")
-            let hits = try await space.search("latte", now: at(3600))
+            let hits = try await space.search("latte", now: at(3600), after: try store.head())
             #expect(hits.count == 10, "\(user)")
             #expect(try await space.reading { try $0.activities().count } == 10)
         }

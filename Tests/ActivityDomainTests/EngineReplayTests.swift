@@ -25,14 +25,18 @@ struct EngineReplayTests {
             let events = store.eventStore
             let full = try events.verifyViews(full: true)
             #expect(full.isEqual, "\(String(describing: full.difference))")
+            try events.waitForIndex()
             let snapshot = try events.createSnapshot()
-            // Every database of every view is in the snapshot: search.masks included.
-            let listed = Set(store.views.all.flatMap(\.databaseNames))
+            // Every database of every view is in the snapshot, and the index's in its own: search.masks included.
+            let listed = Set(store.indexViews.all.flatMap(\.databaseNames))
             #expect(listed.contains("search.masks"))
+            let indexSnapshot = try #require(try events.snapshots(of: .index).last)
+            #expect(indexSnapshot.position == snapshot.position)
             run(600..<700)
             let report = try events.rebuild()
             #expect(report.snapshot == snapshot.position, "the snapshot was not used: \(report)")
             #expect(report.damagedSnapshots.isEmpty)
+            #expect(report.index?.snapshot == snapshot.position, "the index's snapshot was not used: \(report)")
             #expect(try events.verifyViews(full: true).isEqual)
             try events.replay(through: snapshot.position, into: travelled)
         }

@@ -170,17 +170,17 @@ struct ItemNamedContentTests {
         let replace = makeItem("net-1", domain: "games", title: "Network game", keywords: ["network"])
         try store.indexSearchableItems([update, replace], at: at(1))
 
-        let index = store.views.search.index
+        let index = store.indexViews.search.index
         var plain = index
         plain.namedContentReader = nil
-        try store.read { txn in
-            let docs = try index.documents(in: txn)
+        try store.readIndex { _, txn, log in
+            let docs = try index.documents(in: txn, contentIn: log)
             #expect(docs.count == 3)
             let reader = try #require(index.namedContentReader)
             for doc in docs {
                 let reference = try #require(doc.contentReference)
                 for name in Self.names {
-                    let named: NamedContent = try reference.withUnsafeBytes { bytes in try reader(bytes, name, txn) }
+                    let named: NamedContent = try reference.withUnsafeBytes { bytes in try reader(bytes, name, log) }
                     #expect(named == NamedContent(name, in: (doc.fields, doc.attributes)), "\(name) of \(doc.identifier)")
                 }
             }
@@ -190,11 +190,11 @@ struct ItemNamedContentTests {
                           #"keywords == "game*"c"#, #"contentDescription == "*network*"c"#, #"authorNames == "ada""#,
                           #"comment == "*" || contentType == "public.*""#, #"keywords != "network""#, #"title == "*""#,
                           #"domainIdentifier == "games*" && rating == "*""#, #"latitude == "*""#] {
-                let fast = try index.query(query, now: at(2), in: txn).map(\.identifier).sorted()
-                let slow = try plain.query(query, now: at(2), in: txn).map(\.identifier).sorted()
+                let fast = try index.query(query, now: at(2), in: txn, contentIn: log).map(\.identifier).sorted()
+                let slow = try plain.query(query, now: at(2), in: txn, contentIn: log).map(\.identifier).sorted()
                 #expect(fast == slow, "\(query)")
             }
-            #expect(try index.query(#"keywords == "game*"c"#, now: at(2), in: txn).map(\.identifier) == ["lib-1"])   // "gamer", merged in
+            #expect(try index.query(#"keywords == "game*"c"#, now: at(2), in: txn, contentIn: log).map(\.identifier) == ["lib-1"])   // "gamer", merged in
         }
     }
 

@@ -8,9 +8,20 @@ import Testing
 struct RebuildDeterminismTests {
     /// Every key and value of every database a projection set owns, read raw.
     static func contents(of views: ActivityViews, in environment: Environment) throws -> [String: [([UInt8], [UInt8])]] {
+        try contents(of: views.all, in: environment)
+    }
+
+    /// Every key and value of the store's index (in the index environment), once it applied the whole log.
+    static func indexContents(of store: ActivityStore) throws -> [String: [([UInt8], [UInt8])]] {
+        try store.eventStore.waitForIndex()
+        return try contents(of: store.indexViews.all, in: try #require(store.eventStore.index).environment)
+    }
+
+    /// Every key and value of every database `projections` own, read raw.
+    static func contents(of projections: [any Projection], in environment: Environment) throws -> [String: [([UInt8], [UInt8])]] {
         try environment.read { txn in
             var result: [String: [([UInt8], [UInt8])]] = [:]
-            for projection in views.all {
+            for projection in projections {
                 for name in projection.databaseNames {
                     let db = try txn.openDatabase(name, as: [UInt8].self, [UInt8].self)
                     var entries: [([UInt8], [UInt8])] = []
@@ -35,6 +46,24 @@ struct RebuildDeterminismTests {
         options.maxDatabases = 128
         let environment = try Environment(path: path, options: options)
         let views = try environment.write { try ActivityViews(openingIn: $0) }
+        try apply(store, to: views.all, in: environment, chunk: chunk)
+        return (environment, views)
+    }
+
+    /// Applies every event of `store` to its index's projections opened in
+    /// another environment, in chunks of `chunk` events per transaction,
+    /// each writer preparing what it applies itself (no preparing thread).
+    static func rebuildIndex(from store: ActivityStore, into path: String, chunk: Int) throws -> (Environment, ActivityIndex) {
+        var options = EnvironmentOptions()
+        options.durability = .noSync
+        options.maxDatabases = 128
+        let environment = try Environment(path: path, options: options)
+        let index = try environment.write { try store.views.openIndex(in: $0) }
+        try apply(store, to: index.all, in: environment, chunk: chunk)
+        return (environment, index)
+    }
+
+    private static func apply(_ store: ActivityStore, to projections: [any Projection], in environment: Environment, chunk: Int) throws {
         let events = try store.eventStore.events(from: 1)
         var index = 0
         while index < events.count {
@@ -43,14 +72,13 @@ struct RebuildDeterminismTests {
             try store.eventStore.environment.read { live in
                 let log = store.eventStore.logReader(in: live)
                 try environment.write { txn in
-                    let writers = try views.all.map { try $0.makeWriter(in: txn, log: log) }
+                    let writers = try projections.map { try $0.makeWriter(in: txn, log: log) }
                     for event in slice { for writer in writers { try writer.apply(event) } }
                     for writer in writers { try writer.finish() }
                 }
             }
             index += chunk
         }
-        return (environment, views)
     }
 
     static func expectIdentical(_ a: [String: [([UInt8], [UInt8])]], _ b: [String: [([UInt8], [UInt8])]],
@@ -76,10 +104,14 @@ struct RebuildDeterminismTests {
             #expect(try store.head() > 500)
             let live = try Self.contents(of: store.views, in: store.eventStore.environment)
             #expect(live["activity.saved"]?.isEmpty == false || live["activity.savedRemovals"]?.isEmpty == false)
+            let liveIndex = try Self.indexContents(of: store)
             // One event per transaction, and everything in one transaction.
             for (path, chunk) in zip(rebuildPaths, [1, 100_000]) {
                 let (environment, views) = try Self.rebuild(from: store, into: path, chunk: chunk)
                 Self.expectIdentical(live, try Self.contents(of: views, in: environment))
+                let (indexEnvironment, index) = try Self.rebuildIndex(from: store, into: path + "-index", chunk: chunk)
+                defer { try? FileManager.default.removeItem(atPath: path + "-index") }
+                Self.expectIdentical(liveIndex, try Self.contents(of: index.all, in: indexEnvironment))
             }
         }
     }
@@ -98,10 +130,10 @@ struct RebuildDeterminismTests {
             let many = (0..<5_000).map { makeItem("item-\($0)", title: "word\($0 % 40) shared title \($0)") }
             try spotlight.indexSearchableItems(many, at: at(1))
             try spotlight.indexSearchableItems([makeItem("last", title: "a small event after")], at: at(2))
-            let live = try Self.contents(of: store.views, in: store.eventStore.environment)
+            let live = try Self.indexContents(of: store)
             #expect(live["search.runs"]?.isEmpty == false, "the test needs documents in the open block's runs")
-            let (environment, views) = try Self.rebuild(from: store, into: rebuildPath, chunk: 100_000)
-            Self.expectIdentical(live, try Self.contents(of: views, in: environment))
+            let (environment, index) = try Self.rebuildIndex(from: store, into: rebuildPath, chunk: 100_000)
+            Self.expectIdentical(live, try Self.contents(of: index.all, in: environment))
         }
     }
 }

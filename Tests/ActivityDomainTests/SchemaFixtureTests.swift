@@ -83,8 +83,8 @@ struct SchemaFixtureTests {
         #expect(try store.savedActivity(forKey: "order-42")?.activity.title == "Large oat latte")
         #expect(try store.items().map(\.item.uniqueIdentifier) == ["menu-matcha"])
         #expect(try store.fetchLastClientState(index: "menu-indexer") == Data("v1".utf8))
-        #expect(try store.search("matcha", now: at(20)).map(\.identifier) == ["menu-matcha"])
-        #expect(try store.search("oat", now: at(20)).map(\.identifier) == ["order-42"])
+        #expect(try store.search("matcha", now: at(20), after: try store.head()).map(\.identifier) == ["menu-matcha"])
+        #expect(try store.search("oat", now: at(20), after: try store.head()).map(\.identifier) == ["order-42"])
         guard case .removed(let removal) = try store.resolve("order-7") else {
             Issue.record("order-7 should resolve to its removal")
             return
@@ -191,7 +191,7 @@ struct SchemaV2FixtureTests {
         #expect(try bob.items().isEmpty)
         #expect(try alice.fetchLastClientState(index: "orders-indexer") == Data("alice".utf8))
         #expect(try bob.fetchLastClientState(index: "orders-indexer") == nil)
-        #expect(try alice.search("order", now: at(400)).map(\.identifier) == ["order-1"])
+        #expect(try alice.search("order", now: at(400), after: try alice.head()).map(\.identifier) == ["order-1"])
         #expect(try store.activity("a1")?.activity.title == "Default-space tea")
         #expect(try alice.suggestions(now: at(400)).map(\.key) == ["order-42"])
         let types = Set(events.map(\.type))

@@ -39,8 +39,8 @@ struct SpotlightItemTests {
             #expect(x.attributeSet.keywords.isEmpty)
             #expect(x.domainIdentifier == nil)
             #expect(x.attributeSet.displayName == "Flat white")
-            #expect(try store.search("coffee", now: at(2)).isEmpty)
-            #expect(try ids(store.search("flat", now: at(2))) == ["x"])
+            #expect(try store.search("coffee", now: at(2), after: try store.head()).isEmpty)
+            #expect(try ids(store.search("flat", now: at(2), after: try store.head())) == ["x"])
             #expect(try store.items(inDomain: "orders").isEmpty)
         }
     }
@@ -67,9 +67,9 @@ struct SpotlightItemTests {
             #expect(x.item.expirationDate == expiration)
             #expect(x.firstPosition < x.position)
             // The index follows: the removed keyword no longer finds it, the kept comment does.
-            #expect(try store.search("coffee", now: at(2)).isEmpty)
-            #expect(try ids(store.search("hot", now: at(2))) == ["x"])
-            #expect(try ids(store.query("rating == 5", now: at(2))) == ["x"])
+            #expect(try store.search("coffee", now: at(2), after: try store.head()).isEmpty)
+            #expect(try ids(store.search("hot", now: at(2), after: try store.head())) == ["x"])
+            #expect(try ids(store.query("rating == 5", now: at(2), after: try store.head())) == ["x"])
             // The event carries the final state and what the update set and removed.
             let position = try #require(result.positions?.lowerBound)
             let event = try #require(try store.eventStore.event(at: position))
@@ -88,7 +88,7 @@ struct SpotlightItemTests {
             #expect(result.droppedUpdates == ["ghost"])
             #expect(try store.item("ghost") == nil)
             #expect(try store.items().map(\.uniqueIdentifier) == ["real"])
-            #expect(try store.search("boo", now: at(1)).isEmpty)
+            #expect(try store.search("boo", now: at(1), after: try store.head()).isEmpty)
             let position = try #require(result.positions?.lowerBound)
             let event = try #require(try store.eventStore.event(at: position))
             #expect(try #require(try SpotlightEventCatalog.json(of: event)).contains("\"droppedUpdates\":[\"ghost\"]"))
@@ -126,7 +126,7 @@ struct SpotlightItemTests {
             try store.indexSearchableItems([makeItem(longest, domain: String(repeating: "d", count: 256), title: "long")])
             #expect(try store.item(longest) != nil)
             #expect(try store.items(inDomain: String(repeating: "d", count: 256)).map(\.uniqueIdentifier) == [longest])
-            #expect(try ids(store.search("long", now: at(1))) == [longest])
+            #expect(try ids(store.search("long", now: at(1), after: try store.head())) == [longest])
             do {
                 try store.indexSearchableItems([makeItem("")])
             } catch let error as ActivityError {
@@ -211,8 +211,8 @@ struct SpotlightItemTests {
             let wide = try store.deleteSearchableItems(withDomainIdentifiers: ["orders", "nothing.here"], at: at(2))
             #expect(wide.removedItems == ["1"])
             #expect(try store.items().map(\.uniqueIdentifier) == ["4", "5", "6"])
-            #expect(try ids(store.query(#"kind == "item""#, now: at(3))) == ["4", "5", "6"])
-            #expect(try store.search("one", now: at(3)).isEmpty)
+            #expect(try ids(store.query(#"kind == "item""#, now: at(3), after: try store.head())) == ["4", "5", "6"])
+            #expect(try store.search("one", now: at(3), after: try store.head()).isEmpty)
         }
     }
 
@@ -224,7 +224,7 @@ struct SpotlightItemTests {
             #expect(result.removedItems == ["b"])
             #expect(result.eventTypes == [SpotlightEventCatalog.itemsDeleted])
             #expect(try store.items().map(\.uniqueIdentifier) == ["a"])
-            #expect(try store.search("bravo", now: at(2)).isEmpty)
+            #expect(try store.search("bravo", now: at(2), after: try store.head()).isEmpty)
             let none = try store.deleteSearchableItems(withIdentifiers: ["nope"], at: at(3))
             #expect(none.removedItems.isEmpty && none.changed)
             try expectNoChange(store) { try store.deleteSearchableItems(withIdentifiers: []) }
@@ -268,11 +268,11 @@ struct SpotlightItemTests {
             let expiration = at(100)
             try store.indexSearchableItems([makeItem("x", title: "Latte") { $0.expirationDate = expiration },
                                             makeItem("y", title: "Latte too")], at: at(0))
-            #expect(try ids(store.search("latte", now: at(99))).sorted() == ["x", "y"])
-            #expect(try ids(store.query(#"title == "latte*"c"#, now: at(99))) == ["x", "y"])
-            #expect(try ids(store.search("latte", now: expiration)) == ["y"])
-            #expect(try ids(store.query(#"title == "latte*"c"#, now: expiration)) == ["y"])
-            #expect(try ids(store.query("expirationDate <= $time.now", now: expiration)).isEmpty)
+            #expect(try ids(store.search("latte", now: at(99), after: try store.head())).sorted() == ["x", "y"])
+            #expect(try ids(store.query(#"title == "latte*"c"#, now: at(99), after: try store.head())) == ["x", "y"])
+            #expect(try ids(store.search("latte", now: expiration, after: try store.head())) == ["y"])
+            #expect(try ids(store.query(#"title == "latte*"c"#, now: expiration, after: try store.head())) == ["y"])
+            #expect(try ids(store.query("expirationDate <= $time.now", now: expiration, after: try store.head())).isEmpty)
             // Still listed until purged.
             #expect(try store.item("x") != nil)
         }
@@ -321,7 +321,7 @@ struct SpotlightItemTests {
             #expect(try store.fetchLastClientState(index: "orders") == nil)
             #expect(try store.fetchLastClientState(index: "other") == nil)
             #expect(try store.clientStates().isEmpty)
-            #expect(try store.search("alpha", now: at(6)).map(\.kind) == ["activity"])
+            #expect(try store.search("alpha", now: at(6), after: try store.head()).map(\.kind) == ["activity"])
             // On an empty store it still records the request.
             #expect(try store.deleteAllSearchableItems().changed)
         }

@@ -84,26 +84,26 @@ struct SpotlightRandomizedTests {
             #expect(Set(ids(hits)) == Set(expected.map(\.uniqueIdentifier)), "\(what) at \(now)", sourceLocation: sourceLocation)
         }
         for word in RandomSpotlight.words {
-            let hits = try store.search(word, now: now, limit: 1000)
+            let hits = try store.search(word, now: now, limit: 1000, after: try store.head())
             expect(hits, live.filter { words(of: $0).contains(word) }, "search \(word)")
             // By score, then identifier.
             let ordered = zip(hits, hits.dropFirst()).allSatisfy { $0.score > $1.score || ($0.score == $1.score && $0.identifier < $1.identifier) }
             #expect(ordered, "search \(word) is not ordered", sourceLocation: sourceLocation)
             let prefix = String(word.prefix(2))
-            expect(try store.search(prefix, now: now, limit: 1000), live.filter { words(of: $0).contains { $0.hasPrefix(prefix) } }, "search \(prefix)")
-            expect(try store.search("alpha \(word)", now: now, limit: 1000),
+            expect(try store.search(prefix, now: now, limit: 1000, after: try store.head()), live.filter { words(of: $0).contains { $0.hasPrefix(prefix) } }, "search \(prefix)")
+            expect(try store.search("alpha \(word)", now: now, limit: 1000, after: try store.head()),
                    live.filter { words(of: $0).isSuperset(of: ["alpha", word]) }, "search alpha \(word)")
-            expect(try store.query(#"keywords == "\#(word)""#, now: now), live.filter { $0.attributeSet.keywords.contains(word) }, "keywords == \(word)")
-            expect(try store.query(#"title == "\#(word)*"c"#, now: now), live.filter { $0.attributeSet.title?.hasPrefix(word) == true }, "title == \(word)*")
-            expect(try store.query(#"comment == "\#(word)"w"#, now: now),
+            expect(try store.query(#"keywords == "\#(word)""#, now: now, after: try store.head()), live.filter { $0.attributeSet.keywords.contains(word) }, "keywords == \(word)")
+            expect(try store.query(#"title == "\#(word)*"c"#, now: now, after: try store.head()), live.filter { $0.attributeSet.title?.hasPrefix(word) == true }, "title == \(word)*")
+            expect(try store.query(#"comment == "\#(word)"w"#, now: now, after: try store.head()),
                    live.filter { $0.attributeSet.comment.map { $0.split(separator: " ").contains(Substring(word)) } == true }, "comment == \(word)w")
         }
-        expect(try store.query(#"kind == "item""#, now: now), live, "kind == item")
-        expect(try store.query(#"title == "*""#, now: now), live.filter { $0.attributeSet.title != nil }, "title present")
-        expect(try store.query(#"displayName != "*""#, now: now), live.filter { $0.attributeSet.displayName == nil }, "displayName absent")
-        expect(try store.query("rating >= 3", now: now), live.filter { ($0.attributeSet.rating ?? 0) >= 3 }, "rating >= 3")
-        expect(try store.query(#"domainIdentifier == "orders""#, now: now), live.filter { $0.domainIdentifier == "orders" }, "domain == orders")
-        expect(try store.query(#"domainIdentifier == "orders*" && rating < 3"#, now: now),
+        expect(try store.query(#"kind == "item""#, now: now, after: try store.head()), live, "kind == item")
+        expect(try store.query(#"title == "*""#, now: now, after: try store.head()), live.filter { $0.attributeSet.title != nil }, "title present")
+        expect(try store.query(#"displayName != "*""#, now: now, after: try store.head()), live.filter { $0.attributeSet.displayName == nil }, "displayName absent")
+        expect(try store.query("rating >= 3", now: now, after: try store.head()), live.filter { ($0.attributeSet.rating ?? 0) >= 3 }, "rating >= 3")
+        expect(try store.query(#"domainIdentifier == "orders""#, now: now, after: try store.head()), live.filter { $0.domainIdentifier == "orders" }, "domain == orders")
+        expect(try store.query(#"domainIdentifier == "orders*" && rating < 3"#, now: now, after: try store.head()),
                live.filter { $0.domainIdentifier?.hasPrefix("orders") == true && ($0.attributeSet.rating ?? 3) < 3 }, "domain orders* and rating < 3")
         for domain in ["orders", "orders.2024", "misc", "orders2024"] {
             #expect(try store.items(inDomain: domain).map(\.uniqueIdentifier)
@@ -111,13 +111,12 @@ struct SpotlightRandomizedTests {
                     "items in \(domain)", sourceLocation: sourceLocation)
         }
         // The index holds exactly the item store's documents, and exact statistics.
-        try store.read { txn in
-            let index = store.views.search.index
-            let documents = try index.documents(in: txn)
+        try store.readIndex { index, txn, log in
+            let documents = try index.documents(in: txn, contentIn: log)
             #expect(documents.count == all.count, sourceLocation: sourceLocation)
             for item in all {
                 let expected = SearchDocuments.item(item.proto)
-                #expect(try index.document(kind: "item", identifier: item.uniqueIdentifier, in: txn)?.fields == expected.fields,
+                #expect(try index.document(kind: "item", identifier: item.uniqueIdentifier, in: txn, contentIn: log)?.fields == expected.fields,
                         "\(item.uniqueIdentifier)", sourceLocation: sourceLocation)
             }
             let stats = try index.statistics(in: txn)
@@ -157,8 +156,8 @@ struct SpotlightRandomizedTests {
                 _ = try? store.perform(commands, at: at(Double(step)))
                 if step % 100 == 99 {
                     // The index holds exactly the saved copies eligible for search.
-                    let indexed = try store.read { txn in
-                        try store.views.search.index.documents(in: txn).filter { $0.kind == "activity" }.map(\.identifier)
+                    let indexed = try store.readIndex { index, txn, log in
+                        try index.documents(in: txn, contentIn: log).filter { $0.kind == "activity" }.map(\.identifier)
                     }
                     let saved = try store.savedActivities().filter(\.activity.eligibleForSearch).map(\.key)
                     #expect(indexed.sorted() == saved.sorted(), "step \(step)")
@@ -168,11 +167,15 @@ struct SpotlightRandomizedTests {
             #expect(activityDocuments > 0)
             let live = try RebuildDeterminismTests.contents(of: store.views, in: store.eventStore.environment)
             #expect(live["spotlight.items"]?.isEmpty == false)
-            #expect(live["search.runs"]?.isEmpty == false)
+            let liveIndex = try RebuildDeterminismTests.indexContents(of: store)
+            #expect(liveIndex["search.runs"]?.isEmpty == false)
             // One event per transaction, a few hundred, and everything in one.
             for (path, chunk) in zip(rebuildPaths, [1, 257, 1_000_000]) {
                 let (environment, views) = try RebuildDeterminismTests.rebuild(from: store, into: path, chunk: chunk)
                 RebuildDeterminismTests.expectIdentical(live, try RebuildDeterminismTests.contents(of: views, in: environment))
+                let (indexEnvironment, index) = try RebuildDeterminismTests.rebuildIndex(from: store, into: path + "-index", chunk: chunk)
+                defer { try? FileManager.default.removeItem(atPath: path + "-index") }
+                RebuildDeterminismTests.expectIdentical(liveIndex, try RebuildDeterminismTests.contents(of: index.all, in: indexEnvironment))
             }
         }
     }

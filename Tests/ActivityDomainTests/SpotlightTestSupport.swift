@@ -17,13 +17,13 @@ struct SpotlightViewState: Equatable {
 
 extension ActivityStore {
     func spotlightState() throws -> SpotlightViewState {
-        try read { txn in
+        try readIndex { index, indexTxn, txn in
             SpotlightViewState(
                 head: try eventStore.head(in: txn),
                 items: try views.items.all(space: 0, in: txn),
                 clientStates: try views.items.allClientStates(space: 0, in: txn),
-                documents: try views.search.index.documents(in: txn),
-                statistics: try views.search.index.statistics(in: txn))
+                documents: try index.documents(in: indexTxn, contentIn: txn),
+                statistics: try index.statistics(in: indexTxn))
         }
     }
 }

@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import LMDB
 import Testing
+import TextIndex
 @testable import ActivityDomain
 
 /// The time tests start at; commands state their own times relative to it.
@@ -17,10 +18,21 @@ let editOrder = "com.example.app.editOrder"
 func testOptions(handoffLimit: Int = 3072) -> ActivityStoreOptions {
     var options = ActivityStoreOptions()
     options.store.durability = .noSync
+    // The index is never noSync: noMetaSync is the fastest it takes.
+    options.store.indexDurability = .noMetaSync
     options.store.initialMapSize = 1 << 20
     options.store.clock = { t0 }
     options.handoffUserInfoLimit = handoffLimit
     return options
+}
+
+extension ActivityStore {
+    /// Runs `body` with the keyword index once it has applied everything
+    /// written so far, a read transaction of the index and one of the log
+    /// (where item documents' content is read: `contentIn:`).
+    func readIndex<R>(_ body: (TextIndex, _ index: ReadTransaction, _ log: ReadTransaction) throws -> R) throws -> R {
+        try eventStore.readIndex(after: try head()) { indexTxn, logTxn in try body(indexViews.search.index, indexTxn, logTxn) }
+    }
 }
 
 func temporaryDirectory() -> String {

@@ -122,10 +122,10 @@ struct UserSpaceIsolationTests {
         }
         out.append("suggestions " + (try space.suggestions(now: now).map { "\($0.key) \($0.score)" }.joined(separator: "|")))
         for text in ["coffee", "lat", "tea matcha", "抹茶", "cafe", "oat c"] {
-            out.append("search \(text) " + (try space.search(text, now: now).map { "\($0.kind):\($0.identifier):\($0.score)" }.joined(separator: "|")))
+            out.append("search \(text) " + (try space.search(text, now: now, after: try space.head()).map { "\($0.kind):\($0.identifier):\($0.score)" }.joined(separator: "|")))
         }
         for expression in [#"keywords == "coffee"c"#, #"kind == "activity""#, #"domainIdentifier == "orders*""#, #"title == "*latte*"cd"#] {
-            out.append("query \(expression) " + (try space.query(expression, now: now).map { "\($0.kind):\($0.identifier)" }.joined(separator: "|")))
+            out.append("query \(expression) " + (try space.query(expression, now: now, after: try space.head()).map { "\($0.kind):\($0.identifier)" }.joined(separator: "|")))
         }
         for identifier in keys + activityIDs {
             switch try space.resolve(identifier) {
@@ -185,7 +185,7 @@ struct UserSpaceIsolationTests {
             try store.user("alice").deleteAllSavedUserActivities(at: at(5))
             #expect(try store.user("alice").items().isEmpty)
             #expect(try store.user("alice").savedActivities().isEmpty)
-            #expect(try store.user("alice").search("coffee", now: at(6)).isEmpty)
+            #expect(try store.user("alice").search("coffee", now: at(6), after: try store.head()).isEmpty)
             #expect(try store.user("alice").fetchLastClientState(index: "idx") == nil)
             for user in Self.users where user != "alice" {
                 #expect(try Self.reads(of: store.user(user)) == before[user]!, "user \"\(user)\"")
@@ -225,15 +225,15 @@ struct UserSpaceIsolationTests {
             #expect(try store.users().count == others + 1)
             var perQuery: [Int] = []
             var found: [SearchHit] = []
-            try store.read { txn in
-                let index = store.views.search.index.space(try #require(try store.views.spaces.id(of: "u", in: txn)))
+            try store.readIndex { index, txn, log in
+                let index = index.space(try #require(try store.views.spaces.id(of: "u", in: log)))
                 for text in ["coffee", "lat", "tea matcha", "oat c"] {
                     var cost = ReadCost()
                     found += try index.search(text, now: at(100), cost: &cost, in: txn)
                     perQuery.append(cost.keys)
                 }
                 var cost = ReadCost()
-                found += try index.query(#"title == "*latte*"c && keywords == "oat""#, now: at(100), cost: &cost, in: txn)
+                found += try index.query(#"title == "*latte*"c && keywords == "oat""#, now: at(100), cost: &cost, in: txn, contentIn: log)
                 perQuery.append(cost.keys)
             }
             costs.append(perQuery)

@@ -1,16 +1,17 @@
 import EventLog
 import LMDB
 
-/// The projections of an activity store, opened together.
+/// The projections of an activity store, opened together: the command
+/// views, which every commit applies and commands are validated against,
+/// and (``openIndex(in:)``) the keyword index, which the indexer applies
+/// behind the log in the index environment.
 ///
 /// ```swift
 /// let store = try EventStore<ActivityViews>(path: dir)   // or ActivityStore(path:)
 /// let n = try store.read { txn in try store.views.saved.all(in: txn).count }
 /// ```
 ///
-/// Core Spotlight's item store (``items``) and the keyword index
-/// (``search``, over items and saved activities) are in the same set; each
-/// projection owns its databases and ignores events that are not its own.
+/// Each projection owns its databases and ignores events that are not its own.
 public struct ActivityViews: ProjectionSet {
     /// The user spaces: each user's id in every other view's keys.
     public let spaces: SpaceDirectory
@@ -18,20 +19,41 @@ public struct ActivityViews: ProjectionSet {
     public let current: CurrentActivityView
     public let saved: SavedActivityStore
     public let items: SearchableItemStore
-    public let search: KeywordIndexProjection
 
     public init(openingIn txn: WriteTransaction) throws {
         spaces = try SpaceDirectory(openingIn: txn)
         registry = try ActivityRegistry(openingIn: txn, spaces: spaces)
         current = try CurrentActivityView(openingIn: txn, spaces: spaces)
         saved = try SavedActivityStore(openingIn: txn, spaces: spaces)
-        // One decode of each Core Spotlight event for both of its projections.
-        let decodedEvents = DecodedEventCache()
-        items = try SearchableItemStore(openingIn: txn, spaces: spaces, decodedEvents: decodedEvents)
-        search = try KeywordIndexProjection(openingIn: txn, spaces: spaces, decodedEvents: decodedEvents)
+        items = try SearchableItemStore(openingIn: txn, spaces: spaces)
     }
 
     /// In application order: the space directory first, so that the others
     /// find each event's space in it; then the registry, which they may read.
-    public var all: [any Projection] { [spaces, registry, current, saved, items, search] }
+    public var all: [any Projection] { [spaces, registry, current, saved, items] }
+
+    /// The keyword index, opened in `txn` of the index environment; it
+    /// finds events' spaces in this set's directory and items' content in
+    /// this environment's log, both read in the log's transactions.
+    public func openIndex(in txn: WriteTransaction) throws -> ActivityIndex {
+        guard let payloads = items.log else {
+            throw ActivityError(.invalidValue, operation: "open", field: "index", value: "an environment without a log",
+                                allowed: "the views of a store, whose environment holds its log")
+        }
+        return ActivityIndex(search: try KeywordIndexProjection(openingIn: txn, spaces: spaces, payloads: payloads))
+    }
+}
+
+/// The index of an activity store: the keyword index (``KeywordIndexProjection``)
+/// over searchable items and saved activities, in the index environment.
+///
+/// ```swift
+/// let hits = try store.eventStore.readIndex(after: position) { index, log in
+///     try store.indexViews.search.index.space(0).search("latte", now: Date(), in: index)
+/// }
+/// ```
+public struct ActivityIndex: ProjectionList {
+    public let search: KeywordIndexProjection
+
+    public var all: [any Projection] { [search] }
 }

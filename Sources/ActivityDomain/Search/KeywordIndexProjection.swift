@@ -10,12 +10,22 @@ import TextIndex
 /// item or copy leaves the index; a copy saved again without
 /// `eligibleForSearch` leaves it too.
 ///
+/// It is the store's index (``ActivityIndex``): applied behind the log by
+/// the indexer, in the index environment, never in the commit
+/// (`Docs/Architecture.md`, "The index"). Its ``prepare(_:log:)`` runs on
+/// the indexer's preparing thread: it decodes the event, finds its user's
+/// space in the log's own space directory (in the log transaction the
+/// event was read in), and tokenizes the documents it upserts
+/// (``SearchChange``); the writer applies what was prepared.
+///
 /// Each user space has its own documents, postings and BM25 statistics
 /// (``TextIndex/space(_:)``, keyed by the space's id from ``SpaceDirectory``):
 /// a search ranks with its user's statistics and reads its user's keys only.
 ///
 /// ```swift
-/// let hits = try store.read { txn in try store.views.search.index.space(0).search("latte", now: Date(), in: txn) }
+/// let hits = try store.eventStore.readIndex { index, log in
+///     try store.indexViews.search.index.space(0).search("latte", now: Date(), in: index)
+/// }
 /// ```
 ///
 /// Its writer keeps one ``TextIndexWriter`` per space touched in a
@@ -24,7 +34,7 @@ import TextIndex
 /// ``ProjectionWriter/finish()`` (by space id), so that a batch of items
 /// writes each postings key once, and what is written depends on the events
 /// alone, not on how they were grouped into transactions; an event that
-/// removes documents is flushed at once (see ``Writer/apply(_:)``).
+/// removes documents is flushed at once (see ``Writer/apply(_:prepared:)``).
 public struct KeywordIndexProjection: Projection {
     public var name: String { "search.keywords" }
     /// 10 (the layout: runs in pages, no term lists, items' content referred to in
@@ -40,38 +50,27 @@ public struct KeywordIndexProjection: Projection {
 
     static let prefix = "search."
 
-    /// The text index, for reads (`search`, `query`, `document`) through
-    /// ``TextIndex/space(_:)``.
+    /// The text index. Its content readers read item documents' content in
+    /// the log: give its reads the log's transaction (`contentIn:`).
     public let index: TextIndex
+    /// The log environment's space directory: events' spaces are found in
+    /// the log's transactions, never in the index environment.
     let spaces: SpaceDirectory
-    /// Item documents the façade tokenized ahead of the write (see
-    /// ``prepareAhead(_:)``); the writer reuses an entry only when it equals
-    /// what it derives from the event, so the projection stays a pure
-    /// function of the events.
-    let preparedDocuments = PreparedDocumentCache()
-    /// The Core Spotlight event the item store decoded (applied before this
-    /// projection in ``ActivityViews``), taken instead of decoding it again.
-    let decodedEvents: DecodedEventCache
 
-    public init(openingIn txn: WriteTransaction, spaces: SpaceDirectory) throws {
-        try self.init(openingIn: txn, spaces: spaces, decodedEvents: DecodedEventCache())
-    }
-
-    init(openingIn txn: WriteTransaction, spaces: SpaceDirectory, decodedEvents: DecodedEventCache) throws {
+    /// Opens the index's databases in `txn` (a transaction of the index
+    /// environment); `spaces` and `payloads` are the log environment's.
+    init(openingIn txn: WriteTransaction, spaces: SpaceDirectory, payloads: LogPayloads) throws {
         var index = try TextIndex(openingIn: txn, prefix: Self.prefix)
         // An item document's content is its item's bytes in the log (ItemContentReference).
-        if let payloads = try LogPayloads(openingIn: txn) {
-            index.contentReader = { reference, txn in
-                try ItemContentReference.content(reference, in: LogReader(payloads: payloads, transaction: txn))
-            }
-            // A query's check of one value reads that value of the item's bytes alone.
-            index.namedContentReader = { reference, name, txn in
-                try ItemContentReference.namedContent(reference, name, in: LogReader(payloads: payloads, transaction: txn))
-            }
+        index.contentReader = { reference, log in
+            try ItemContentReference.content(reference, in: LogReader(payloads: payloads, transaction: log))
+        }
+        // A query's check of one value reads that value of the item's bytes alone.
+        index.namedContentReader = { reference, name, log in
+            try ItemContentReference.namedContent(reference, name, in: LogReader(payloads: payloads, transaction: log))
         }
         self.index = index
         self.spaces = spaces
-        self.decodedEvents = decodedEvents
     }
 
     /// The documents of the items `m` indexes, in order, each item's content
@@ -88,69 +87,113 @@ public struct KeywordIndexProjection: Projection {
         }
     }
 
-    public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
-        Writer(index: index, spaces: spaces, transaction: txn, prepared: preparedDocuments, decodedEvents: decodedEvents, log: nil)
+    // MARK: Preparing
+
+    /// What `recorded` changes in the index (``SearchChange``), with its
+    /// documents tokenized: on the indexer's preparing thread, in the log
+    /// transaction `log` the event was read in. Nil for an event that
+    /// changes nothing here.
+    public func prepare(_ recorded: RecordedEvent, log: LogReader) throws -> (any Sendable)? {
+        let txn = log.transaction
+        if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
+            return SearchChange(space: forgotten, operations: [.removeAll])
+        }
+        var tokenizer = Tokenizer()
+        if let event = try SpotlightEvent(recorded) {
+            let space = try spaces.appliedID(of: event.user, recorded, in: txn)
+            switch event {
+            case .itemsIndexed(let m):
+                return SearchChange(space: space, operations: try Self.itemDocuments(m, in: recorded).map {
+                    .upsert(try PreparedDocument($0, tokenizer: &tokenizer))
+                })
+            case .itemsDeleted(let m):
+                return SearchChange(space: space, removingItems: m.removedIdentifiers)
+            case .domainsDeleted(let m):
+                return SearchChange(space: space, removingItems: m.removedIdentifiers)
+            case .allDeleted(let m):
+                return SearchChange(space: space, removingItems: m.removedIdentifiers)
+            case .expiredPurged(let m):
+                return SearchChange(space: space, removingItems: m.removedIdentifiers)
+            case .batchCommitted:
+                return nil
+            }
+        }
+        guard let event = try ActivityEvent(recorded), let user = event.user else { return nil }
+        let operations: [SearchChange.Operation]
+        switch event {
+        case .saved(let m):
+            // Saved for prediction only: what the key held before leaves the index.
+            operations = m.copy.eligibleForSearch
+                ? [.upsert(try PreparedDocument(SearchDocuments.activity(key: m.key, m.copy), tokenizer: &tokenizer))]
+                : [.remove(kind: SearchDocuments.activityKind, identifier: m.key)]
+        case .savedDeleted(let m):
+            operations = m.removedKeys.map { .remove(kind: SearchDocuments.activityKind, identifier: $0) }
+        case .savedAllDeleted(let m):
+            operations = m.removedKeys.map { .remove(kind: SearchDocuments.activityKind, identifier: $0) }
+        default:
+            return nil
+        }
+        return SearchChange(space: try spaces.appliedID(of: user, recorded, in: txn), operations: operations)
     }
 
-    /// A replaced item's old text is read from `log`, the log being applied
-    /// (in a rebuild, the live store's: the scratch views have no log).
+    // MARK: Writing
+
+    public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
+        throw PayloadError("the keyword index is applied by the indexer, which hands its writer the log it reads")
+    }
+
+    /// A replaced item's old text is read from `log`, the log being applied.
     public func makeWriter(in txn: WriteTransaction, log: LogReader) throws -> any ProjectionWriter {
-        Writer(index: index, spaces: spaces, transaction: txn, prepared: preparedDocuments, decodedEvents: decodedEvents, log: log)
+        Writer(projection: self, transaction: txn, log: log)
     }
 
     final class Writer: ProjectionWriter {
-        let index: TextIndex
-        let spaces: SpaceDirectory
+        let projection: KeywordIndexProjection
         let txn: WriteTransaction
-        let prepared: PreparedDocumentCache
-        let decodedEvents: DecodedEventCache
+        let log: LogReader
         /// One writer per space touched in this transaction, by space id.
         private var writers: [UInt32: TextIndexWriter] = [:]
-        /// The writer of the current event's space.
-        private var writer: TextIndexWriter!
-        /// Reads the content of item documents from the log being applied (nil: the index's own reader).
-        let content: TextIndex.ContentSource?
+        /// Reads the content of item documents from the log being applied.
+        let content: TextIndex.ContentSource
 
-        init(index: TextIndex, spaces: SpaceDirectory, transaction: WriteTransaction, prepared: PreparedDocumentCache,
-             decodedEvents: DecodedEventCache, log: LogReader?) {
-            self.index = index
-            self.spaces = spaces
+        init(projection: KeywordIndexProjection, transaction: WriteTransaction, log: LogReader) {
+            self.projection = projection
             self.txn = transaction
-            self.prepared = prepared
-            self.decodedEvents = decodedEvents
-            content = log.map { log in { reference in try ItemContentReference.content(reference, in: log) } }
+            self.log = log
+            content = { reference in try ItemContentReference.content(reference, in: log) }
         }
 
-        private func makeWriter(space: UInt32) -> TextIndexWriter {
-            index.space(space).writer(in: txn, marksGroups: true, content: content)
-        }
-
-        private func selectWriter(user: String, _ recorded: RecordedEvent) throws {
-            let space = try spaces.appliedID(of: user, recorded, in: txn)
-            if let existing = writers[space] {
-                writer = existing
-            } else {
-                // Groups are the events, from the first one: runs are a function of the log, not of transactions.
-                writer = makeWriter(space: space)
-                writers[space] = writer
-            }
+        private func writer(space: UInt32) -> TextIndexWriter {
+            if let existing = writers[space] { return existing }
+            // Groups are the events, from the first one: runs are a function of the log, not of transactions.
+            let writer = projection.index.space(space).writer(in: txn, marksGroups: true, content: content)
+            writers[space] = writer
+            return writer
         }
 
         func apply(_ recorded: RecordedEvent) throws {
-            removed = false
-            if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
-                let writer = writers.removeValue(forKey: forgotten) ?? makeWriter(space: forgotten)
+            try apply(recorded, prepared: try projection.prepare(recorded, log: log))
+        }
+
+        func apply(_ recorded: RecordedEvent, prepared: (any Sendable)?) throws {
+            guard let change = prepared as? SearchChange else { return }
+            if change.operations.first.map({ if case .removeAll = $0 { true } else { false } }) == true {
+                let writer = writers.removeValue(forKey: change.space)
+                    ?? projection.index.space(change.space).writer(in: txn, marksGroups: true, content: content)
                 try writer.removeAll()
                 return
             }
-            if let entry = try decodedEvents.entry(recorded, keep: false) {
-                try selectWriter(user: entry.event.user, recorded)
-                try apply(entry)
-            } else if let event = try ActivityEvent(recorded), let user = event.user {
-                try selectWriter(user: user, recorded)
-                try apply(event)
-            } else {
-                return
+            let writer = writer(space: change.space)
+            var removed = false
+            for operation in change.operations {
+                switch operation {
+                case .upsert(let document):
+                    try writer.upsert(document)
+                case .remove(let kind, let identifier):
+                    if try writer.remove(kind: kind, identifier: identifier) { removed = true }
+                case .removeAll:
+                    break
+                }
             }
             // Each event ends a group of upserts (one run of postings), and an
             // event that removed documents is flushed: what the index writes
@@ -165,91 +208,30 @@ public struct KeywordIndexProjection: Projection {
         func finish() throws {
             for space in writers.keys.sorted() { try writers[space]!.flush() }
         }
+    }
+}
 
-        /// Whether the current event removed a document.
-        private var removed = false
+/// What one event changes in the keyword index, made by
+/// ``KeywordIndexProjection/prepare(_:log:)`` on the indexer's preparing
+/// thread: the space it acts in and its operations, documents tokenized.
+struct SearchChange: Sendable {
+    enum Operation: Sendable {
+        /// A document, tokenized (its item's content referred to in the log).
+        case upsert(PreparedDocument)
+        case remove(kind: String, identifier: String)
+        /// The space goes whole (a forgotten user).
+        case removeAll
+    }
 
-        private func remove(kind: String, _ identifier: String) throws {
-            if try writer.remove(kind: kind, identifier: identifier) { removed = true }
-        }
+    let space: UInt32
+    let operations: [SearchChange.Operation]
 
-        private func removeItem(_ id: String) throws {
-            try remove(kind: SearchDocuments.itemKind, id)
-        }
+    init(space: UInt32, operations: [SearchChange.Operation]) {
+        self.space = space
+        self.operations = operations
+    }
 
-        private func apply(_ entry: DecodedEventCache.Entry) throws {
-            switch entry.event {
-            case .itemsIndexed(let m):
-                if let documents = entry.documents {
-                    // Analyzed ahead, from these very bytes (a rebuild).
-                    for document in documents { try writer.upsert(document) }
-                } else {
-                    try upsertItems(m, in: entry.recorded)
-                }
-            case .itemsDeleted(let m):
-                for id in m.removedIdentifiers { try removeItem(id) }
-            case .domainsDeleted(let m):
-                for id in m.removedIdentifiers { try removeItem(id) }
-            case .allDeleted(let m):
-                for id in m.removedIdentifiers { try removeItem(id) }
-            case .expiredPurged(let m):
-                for id in m.removedIdentifiers { try removeItem(id) }
-            case .batchCommitted:
-                break
-            }
-        }
-
-        /// Upserts the documents of the items `m` indexes. An item the
-        /// event records with the very bytes it was prepared from takes the
-        /// prepared document whole (the derivation is a function of those
-        /// bytes); any other item's document is derived from the event, and
-        /// a prepared analysis is reused when its text is the same.
-        private func upsertItems(_ m: Activitylog_V1_SearchableItemsIndexed, in recorded: RecordedEvent) throws {
-            guard let slices = ItemSlices.find(in: recorded.payload), slices.count == m.items.count else {
-                for doc in KeywordIndexProjection.itemDocuments(m, in: recorded) {
-                    try writer.upsert(doc, reusing: prepared.entry(kind: doc.kind, identifier: doc.identifier)?.prepared)
-                }
-                return
-            }
-            for (indexed, slice) in zip(m.items, slices) {
-                let reference = ItemContentReference(position: recorded.position, slice: slice).bytes
-                let entry = prepared.entry(kind: SearchDocuments.itemKind, identifier: indexed.item.uniqueIdentifier)
-                if let entry, let bytes = entry.recordedItem, Self.equal(bytes, recorded.payload, slice) {
-                    prepared.takenWhole()
-                    try writer.upsert(entry.prepared, contentReference: reference)
-                } else {
-                    var doc = SearchDocuments.item(indexed.item)
-                    doc.contentReference = reference
-                    try writer.upsert(doc, reusing: entry?.prepared)
-                }
-            }
-        }
-
-        /// Whether `bytes` are those of `payload[slice]` (one `memcmp`).
-        private static func equal(_ bytes: [UInt8], _ payload: [UInt8], _ slice: Range<Int>) -> Bool {
-            guard bytes.count == slice.count, slice.upperBound <= payload.count else { return false }
-            guard !bytes.isEmpty else { return true }
-            return bytes.withUnsafeBytes { a in
-                payload.withUnsafeBytes { p in memcmp(a.baseAddress!, p.baseAddress! + slice.lowerBound, a.count) == 0 }
-            }
-        }
-
-        private func apply(_ event: ActivityEvent) throws {
-            switch event {
-            case .saved(let m):
-                if m.copy.eligibleForSearch {
-                    try writer.upsert(SearchDocuments.activity(key: m.key, m.copy))
-                } else {
-                    // Saved for prediction only: what the key held before leaves the index.
-                    try remove(kind: SearchDocuments.activityKind, m.key)
-                }
-            case .savedDeleted(let m):
-                for key in m.removedKeys { try remove(kind: SearchDocuments.activityKind, key) }
-            case .savedAllDeleted(let m):
-                for key in m.removedKeys { try remove(kind: SearchDocuments.activityKind, key) }
-            default:
-                break
-            }
-        }
+    init(space: UInt32, removingItems identifiers: [String]) {
+        self.init(space: space, operations: identifiers.map { .remove(kind: SearchDocuments.itemKind, identifier: $0) })
     }
 }

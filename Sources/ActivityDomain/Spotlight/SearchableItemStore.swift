@@ -43,19 +43,11 @@ public struct SearchableItemStore: Projection {
     /// scratch environment a rebuild writes (which is never read through
     /// this type).
     let log: LogPayloads?
-    /// Shared with the keyword index of the same ``ActivityViews``: the
-    /// event this projection decodes is not decoded again there.
-    let decodedEvents: DecodedEventCache
 
     static let domainPrefixBytes = 250
 
     public init(openingIn txn: WriteTransaction, spaces: SpaceDirectory) throws {
-        try self.init(openingIn: txn, spaces: spaces, decodedEvents: DecodedEventCache())
-    }
-
-    init(openingIn txn: WriteTransaction, spaces: SpaceDirectory, decodedEvents: DecodedEventCache) throws {
         self.spaces = spaces
-        self.decodedEvents = decodedEvents
         log = try LogPayloads(openingIn: txn)
         records = try txn.createDatabase("spotlight.items")
         byDomain = try txn.createDatabase("spotlight.itemsByDomain")
@@ -194,7 +186,7 @@ public struct SearchableItemStore: Projection {
             try removeSpace(forgotten, in: txn)
             return
         }
-        guard let event = try decodedEvents.spotlightEvent(recorded, keep: true) else { return }
+        guard let event = try SpotlightEvent(recorded) else { return }
         let space = try spaces.appliedID(of: event.user, recorded, in: txn)
         switch event {
         case .itemsIndexed(let m):

@@ -71,8 +71,6 @@ final class SpotlightCommandExecutor {
     private func append(_ event: SpotlightEvent, user: String? = nil, at time: Date) throws {
         let stamped = event.stamped(user: user ?? self.user)
         let new = try stamped.encoded(at: time)
-        // The projections take the event itself rather than decode what was just encoded.
-        items.decodedEvents.expect(stamped, payload: new.payload)
         let recorded = try batch.append(new)
         appendedTypes.append(recorded.type)
     }

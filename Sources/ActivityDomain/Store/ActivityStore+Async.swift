@@ -131,12 +131,14 @@ extension UserScoped {
         try await BlockingWork.run { try self.items() }
     }
 
-    public func search(_ text: String, now: Date, limit: Int = 20) async throws -> [SearchHit] {
-        try await BlockingWork.run { try self.search(text, now: now, limit: limit) }
+    public func search(_ text: String, now: Date, limit: Int = 20, after position: Position? = nil,
+                       timeout: Duration = .seconds(10)) async throws -> [SearchHit] {
+        try await BlockingWork.run { try self.search(text, now: now, limit: limit, after: position, timeout: timeout) }
     }
 
-    public func query(_ expression: String, now: Date) async throws -> [SearchHit] {
-        try await BlockingWork.run { try self.query(expression, now: now) }
+    public func query(_ expression: String, now: Date, after position: Position? = nil,
+                      timeout: Duration = .seconds(10)) async throws -> [SearchHit] {
+        try await BlockingWork.run { try self.query(expression, now: now, after: position, timeout: timeout) }
     }
 }
 

@@ -41,6 +41,16 @@ public final class ActivityStore: UserScoped {
     /// The projections, for reads inside ``read(_:)``.
     public var views: ActivityViews { eventStore.views }
 
+    /// The keyword index, for reads inside ``EventLog/EventStore/readIndex(after:timeout:_:)``
+    /// (``UserScoped/search(_:now:limit:after:timeout:)`` and
+    /// ``UserScoped/query(_:now:after:timeout:)`` are the usual ones).
+    public var indexViews: ActivityIndex {
+        guard let index = eventStore.index else {
+            preconditionFailure("the store has no index environment (opened read-only before it was ever built): check indexStatus()")
+        }
+        return index.views
+    }
+
     public var store: ActivityStore { self }
     /// nil: the default space, and every space for `purgeExpired`.
     public var scope: String? { nil }
@@ -76,10 +86,6 @@ public final class ActivityStore: UserScoped {
         // may run again (when the map grows) and must decide the same way.
         let batchTime = time ?? options.store.clock()
         try Self.checkTransaction(commands)
-        // Tokenize the items to index on another core while the writer runs
-        // (it takes what is ready and tokenizes the rest itself).
-        let preparation = options.preparesSearchDocuments ? views.search.prepareAlongside(commands, at: batchTime) : nil
-        defer { preparation?.finish() }
         let receipt = try eventStore.write(writeOptions) { batch in
             try Self.execute(commands, at: batchTime, views: views, in: batch)
         }
@@ -168,17 +174,29 @@ public final class ActivityStore: UserScoped {
     }
 
     /// Every user space with what it holds, by user (UTF-8 byte order); the
-    /// default space `""` is listed once something happened in it.
+    /// default space `""` is listed once something happened in it. The
+    /// documents are those the index holds as it is (``indexStatus()``);
+    /// 0 when the store has no index yet.
     public func users() throws -> [UserSummary] {
-        try read { txn in
-            try views.spaces.all(in: txn).map { user, space in
+        let summaries = { (documents: (UInt32) throws -> Int, txn: ReadTransaction) in
+            try self.views.spaces.all(in: txn).map { user, space in
                 UserSummary(user: user,
-                            activities: try views.registry.count(space: space, in: txn),
-                            saved: try views.saved.count(space: space, in: txn),
-                            items: try views.items.count(space: space, in: txn),
-                            documents: Int(try views.search.index.space(space).statistics(in: txn).documentCount))
+                            activities: try self.views.registry.count(space: space, in: txn),
+                            saved: try self.views.saved.count(space: space, in: txn),
+                            items: try self.views.items.count(space: space, in: txn),
+                            documents: try documents(space))
             }
         }
+        guard eventStore.index != nil else { return try read { txn in try summaries({ _ in 0 }, txn) } }
+        return try eventStore.readIndex { index, log in
+            try summaries({ space in Int(try self.indexViews.search.index.space(space).statistics(in: index).documentCount) }, log)
+        }
+    }
+
+    /// How far the keyword index lags the log (positions, and the age of
+    /// the oldest event it has not applied); nil never for an activity store.
+    public func indexStatus() throws -> IndexStatus? {
+        try eventStore.indexStatus()
     }
 
     /// The size Handoff's limit applies to: the tagged JSON of SPEC §6, in UTF-8 bytes.

@@ -18,14 +18,5 @@ public struct ActivityStoreOptions: Sendable {
     /// The largest encoded `userInfo` (tagged JSON, UTF-8 bytes) that Handoff
     /// offers; Apple's limit is 3,072 bytes.
     public var handoffUserInfoLimit = 3072
-    /// Whether `indexSearchableItems` tokenizes the items on another core
-    /// while its write transaction runs: the keyword index's writer takes
-    /// the documents ready in time and tokenizes the others itself
-    /// (`Docs/Search.md`, "Indexing pipeline"). What is written is the same
-    /// either way. Off by default: it costs about 20 % more CPU in all, and
-    /// on the shared 2-core machine it measured from 10 % slower to 8 %
-    /// faster; it pays where a core is really free.
-    public var preparesSearchDocuments = false
-
     public init() {}
 }

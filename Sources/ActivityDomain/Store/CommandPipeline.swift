@@ -1,11 +1,10 @@
-import Dispatch
 import EventLog
 import Foundation
 
 /// Transactions of commands handed over before the ones ahead of them are
-/// durable, with the items to index tokenized on another core meanwhile:
-/// while transaction N commits (its projections, its fsync), the items of
-/// N+1 are being tokenized.
+/// durable: while transaction N commits (its views, its fsync), N+1 is
+/// being handed over. (The items are tokenized by the indexer, behind the
+/// log, on another core: `Docs/Architecture.md`, "The index".)
 ///
 /// ```swift
 /// let pipeline = store.pipeline()
@@ -30,16 +29,9 @@ import Foundation
 /// does every later `submit`: a caller who built N+1 on N's outcome never
 /// sees N+1 applied without N. Those before it stay committed. To go on,
 /// open a new pipeline.
-///
-/// Tokenizing ahead is a hint, as with ``ActivityStoreOptions/preparesSearchDocuments``:
-/// the projection reuses a prepared document only when it equals what it
-/// derives from the event, so what is written never depends on it.
 public final class CommandPipeline: Sendable {
     public let store: ActivityStore
     let writes: WritePipeline<ActivityViews>
-    /// Tokenizes the submitted transactions' items, one transaction after
-    /// another, beside the committing thread.
-    let preparing = DispatchQueue(label: "activitystore.pipeline.prepare", qos: .userInitiated)
 
     init(store: ActivityStore, depth: Int) {
         self.store = store
@@ -68,21 +60,12 @@ public final class CommandPipeline: Sendable {
         let batchTime = time ?? store.options.store.clock()
         try ActivityStore.checkTransaction(commands)
         let views = store.views
-        let items = KeywordIndexProjection.replacedItems(commands, at: batchTime)
-        let preparation = items.isEmpty ? nil
-            : DocumentPreparation(items: items, cache: views.search.preparedDocuments, queue: preparing)
-        do {
-            return try writes.submit(writeOptions, completing: { receipt in
-                if receipt.value != nil { receipt.value = ActivityStore.results(of: receipt) }
-            }, onDurable: { outcome in
-                preparation?.finish()
-                onDurable?(outcome.map { $0.value ?? [] })
-            }) { batch in
-                try ActivityStore.execute(commands, at: batchTime, views: views, in: batch)
-            }
-        } catch {
-            preparation?.finish()
-            throw error
+        return try writes.submit(writeOptions, completing: { receipt in
+            if receipt.value != nil { receipt.value = ActivityStore.results(of: receipt) }
+        }, onDurable: { outcome in
+            onDurable?(outcome.map { $0.value ?? [] })
+        }) { batch in
+            try ActivityStore.execute(commands, at: batchTime, views: views, in: batch)
         }
     }
 

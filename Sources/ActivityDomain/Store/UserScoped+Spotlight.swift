@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import LMDB
 import TextIndex
 
 /// Core Spotlight in one user space (SPEC §4, §5, §9), with Apple's names.
@@ -102,14 +103,49 @@ extension UserScoped {
     /// Free-text search over items and saved activities eligible for search:
     /// every word must match, the last also as a prefix; ranked by BM25F,
     /// then identifier; documents expired at `now` left out; at most `limit`.
-    public func search(_ text: String, now: Date, limit: Int = 20) throws -> [SearchHit] {
-        try readSpace([]) { space, txn in try store.views.search.index.space(space).search(text, now: now, limit: limit, in: txn) }
+    ///
+    /// The keyword index follows the log (`Docs/Semantics.md`, "What a
+    /// search sees"): a write is searchable shortly after it returns. With
+    /// `after`, a position a write returned (``CommandResult/positions``),
+    /// the search first waits, up to `timeout`, until the index has applied
+    /// the log through it, and throws ``EventLog/EventLogError/Code/indexBehind``
+    /// (saying how far behind the index is) when it has not. Without it, it
+    /// answers from the index as it is (``ActivityStore/indexStatus()`` says
+    /// how far that lags). A forgotten user's documents are never returned,
+    /// even before the index has applied the forget.
+    ///
+    /// ```swift
+    /// let result = try alice.indexSearchableItems([item])
+    /// let hits = try alice.search("oat", now: Date(), after: result.positions?.upperBound)
+    /// ```
+    public func search(_ text: String, now: Date, limit: Int = 20, after position: Position? = nil,
+                       timeout: Duration = .seconds(10)) throws -> [SearchHit] {
+        try readIndexedSpace(after: position, timeout: timeout) { index, space, txn, _ in
+            try index.space(space).search(text, now: now, limit: limit, in: txn)
+        }
     }
 
     /// The documents (items and saved activities) an expression of the query
     /// language matches at `now`, by identifier; throws `QueryError` (with
-    /// its column) for a malformed one.
-    public func query(_ expression: String, now: Date) throws -> [SearchHit] {
-        try readSpace([]) { space, txn in try store.views.search.index.space(space).query(expression, now: now, in: txn) }
+    /// its column) for a malformed one. `after` and `timeout` as for
+    /// ``search(_:now:limit:after:timeout:)``.
+    public func query(_ expression: String, now: Date, after position: Position? = nil,
+                      timeout: Duration = .seconds(10)) throws -> [SearchHit] {
+        try readIndexedSpace(after: position, timeout: timeout) { index, space, txn, log in
+            try index.space(space).query(expression, now: now, in: txn, contentIn: log)
+        }
+    }
+
+    /// Runs `body` with the keyword index, this space's id and a read
+    /// transaction of the index and one of the log, begun in that order
+    /// (``EventLog/EventStore/readIndex(after:timeout:_:)``). The space is
+    /// found in the log's directory: a forgotten user has none, so nothing
+    /// of theirs is read, whatever the index has applied.
+    func readIndexedSpace(after position: Position?, timeout: Duration,
+                          _ body: (TextIndex, UInt32, ReadTransaction, ReadTransaction) throws -> [SearchHit]) throws -> [SearchHit] {
+        try store.eventStore.readIndex(after: position, timeout: timeout) { indexTxn, logTxn in
+            guard let space = try store.views.spaces.id(of: spaceName, in: logTxn) else { return [] }
+            return try body(store.indexViews.search.index, space, indexTxn, logTxn)
+        }
     }
 }

@@ -33,6 +33,10 @@ extension UserScoped {
         }
     }
 
+    /// The log's last position (the same in every space): what a read
+    /// waits for with `after:` to see everything written so far.
+    public func head() throws -> Position { try store.head() }
+
     // MARK: Commands
 
     /// Applies `commands` in order in one transaction, in this space: all of

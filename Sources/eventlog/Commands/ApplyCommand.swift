@@ -71,6 +71,7 @@ struct ApplyCommand: Subcommand {
         }
         try applier.finish()
         progress.finish()
+        try StoreLocation.waitUntilSearchable(store)
         let summary = applier.summary
         let head = try store.head()
         if json {

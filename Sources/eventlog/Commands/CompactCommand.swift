@@ -6,7 +6,7 @@ import Foundation
 struct CompactCommand: Subcommand {
     static let configuration = CommandConfiguration(
         commandName: "compact",
-        abstract: "Rewrite the store's file without LMDB's free pages (after forget: no byte of the user's data left in it).",
+        abstract: "Rewrite the store's files without LMDB's free pages (after forget: no byte of the user's data left in them).",
         discussion: """
             Writes LMDB's compacting copy of data.mdb beside it (data.mdb.compacting), zeroes the stale bytes
             it carries (overflow pages' tails, pages' free space), syncs it, checks it
@@ -15,8 +15,10 @@ struct CompactCommand: Subcommand {
             service, a follower, other eventlog commands): otherwise it is refused, and while it runs,
             opening the store is refused. It needs free disk space for the copy (about the data in use).
             Also removes what killed processes left: a compaction's copy, rebuild scratch environments,
-            partial snapshots. JSON: {"store","head","bytesBefore","bytesAfter","bytesZeroed","removed":[NAME],"seconds"}
-            (bytesZeroed: stale bytes LMDB's copy carries in overflow pages' tails and pages' free space, zeroed before the swap).
+            partial snapshots. Then the same for the index environment's file (index/data.mdb).
+            JSON: {"store","head","bytesBefore","bytesAfter","bytesZeroed","removed":[NAME],"seconds",
+                   "index":{"bytesBefore","bytesAfter","bytesZeroed"}} ("index" omitted when the store has none;
+            bytesZeroed: stale bytes LMDB's copy carries in overflow pages' tails and pages' free space, zeroed before the swap).
 
             Examples:
               eventlog compact --store /var/lib/app/events
@@ -36,7 +38,7 @@ struct CompactCommand: Subcommand {
         let result = try ActivityStore.compact(path: location.path, progress: { display.show($0) })
         display.finish()
         if json {
-            Output.json(.object([
+            var members: [String: JSONValue] = [
                 "store": .string(result.path),
                 "head": .integer(Int64(result.head)),
                 "bytesBefore": .integer(Int64(result.bytesBefore)),
@@ -44,13 +46,25 @@ struct CompactCommand: Subcommand {
                 "bytesZeroed": .integer(Int64(result.bytesZeroed)),
                 "removed": .array(result.removed.map { .string($0) }),
                 "seconds": .double(result.seconds),
-            ]))
+            ]
+            if let index = result.index {
+                members["index"] = .object([
+                    "bytesBefore": .integer(Int64(index.bytesBefore)),
+                    "bytesAfter": .integer(Int64(index.bytesAfter)),
+                    "bytesZeroed": .integer(Int64(index.bytesZeroed)),
+                ])
+            }
+            Output.json(.object(members))
         } else {
             let saved = result.bytesBefore > 0 ? 100 * Double(result.bytesBefore - result.bytesAfter) / Double(result.bytesBefore) : 0
             Output.line("compacted \(result.path): data.mdb \(result.bytesBefore) -> \(result.bytesAfter) bytes "
                 + String(format: "(%.1f %% smaller)", saved) + ", head \(result.head), "
                 + String(format: "%.2f s", result.seconds)
                 + (result.bytesZeroed > 0 ? "; \(result.bytesZeroed) stale bytes zeroed" : ""))
+            if let index = result.index {
+                Output.line("compacted its index: index/data.mdb \(index.bytesBefore) -> \(index.bytesAfter) bytes"
+                    + (index.bytesZeroed > 0 ? "; \(index.bytesZeroed) stale bytes zeroed" : ""))
+            }
             if !result.removed.isEmpty {
                 Output.line("removed what killed processes left: \(result.removed.joined(separator: ", "))")
             }

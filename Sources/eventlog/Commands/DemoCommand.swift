@@ -34,6 +34,7 @@ struct DemoCommand: Subcommand {
             try applier.add(lineNumber: index + 1, bytes: Array(line.utf8))
         }
         try applier.finish()
+        try StoreLocation.waitUntilSearchable(store)
         let summary = applier.summary
         Output.line("applied \(summary.applied), rejected \(summary.rejected), dropped updates \(summary.droppedUpdates); "
             + "\(summary.events) events, head at \(try store.head())")

@@ -49,6 +49,7 @@ struct ForgetCommand: Subcommand {
         progress.update("forgetting \(user): one transaction…")
         let result = try store.forgetUser(user, at: time)
         progress.finish()
+        try StoreLocation.waitUntilSearchable(store)
         let head = try store.head()
         if json {
             var members: [String: JSONValue] = [

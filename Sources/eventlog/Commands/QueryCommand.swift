@@ -9,6 +9,11 @@ struct QueryCommand: Subcommand {
         discussion: """
             JSON: [{"kind","identifier","score"}], by identifier. A malformed query is an error naming its column.
 
+            The keyword index follows the log: a write is searchable shortly after it returns. With --after P
+            (a position a write printed) the read first waits, up to --wait seconds, until the index has
+            applied the log through P, else fails saying how far behind it is; without it, it answers from
+            the index as it is, and a note on stderr says when that lags the log.
+
             Example:
               eventlog query 'title == "latte*"cd && keywords == "coffee"c' --json
             """
@@ -16,6 +21,7 @@ struct QueryCommand: Subcommand {
 
     @OptionGroup var location: StoreLocation
     @OptionGroup var userOption: UserOption
+    @OptionGroup var position: IndexWaitOption
 
     @Argument(help: "The query.")
     var expression: String
@@ -28,7 +34,9 @@ struct QueryCommand: Subcommand {
 
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
-        let store = userOption.space(in: try location.openForReading())
-        printHits(try store.query(expression, now: now), json: json)
+        let opened = try location.openForReading()
+        position.reportLag(of: opened)
+        let store = userOption.space(in: opened)
+        printHits(try store.query(expression, now: now, after: position.after, timeout: position.timeout), json: json)
     }
 }

@@ -9,14 +9,17 @@ struct ReplayCommand: Subcommand {
         abstract: "Rebuild the views from the log, verify them by rebuilding, or build them as of a position.",
         discussion: """
             replay                        rebuild every projection from the newest usable snapshot (or position 1
-                                          with --full) and swap the result in atomically; the log is never written
-            replay --verify               rebuild into scratch and compare with the live views: prints equal, or
+                                          with --full) and swap the result in atomically, then the index the same
+                                          way (by the indexer's pipeline); the log is never written
+            replay --verify               rebuild into scratch and compare with the live views, and the index with
+                                          the live index at the position it applied through: prints equal, or
                                           the first differing projection and key, and exits 1
-            replay --to P --into DIR      a new store in DIR with the log up to P and the views as of P (time
-                                          travel); every read command works on it with --store DIR
+            replay --to P --into DIR      a new store in DIR with the log up to P, the views as of P and the index
+                                          built through P (time travel); every read command works on it with --store DIR
             Works beside a service writing the store; reports the position it stopped at.
-            JSON: {"snapshot","damagedSnapshots","position","eventsApplied","seconds"}, with --verify also
-            "equal" and "difference":{"projection","database","key","detail"}.
+            JSON: {"snapshot","damagedSnapshots","position","eventsApplied","seconds",
+                   "index":{"snapshot","damagedSnapshots","position","eventsApplied","seconds"}},
+            with --verify also "equal" and "difference":{"projection","database","key","detail"}.
 
             Examples:
               eventlog replay --verify
@@ -39,8 +42,8 @@ struct ReplayCommand: Subcommand {
     @Option(help: ArgumentHelp("The directory of the time-travel store (with --to); it must not hold a store.", valueName: "dir"))
     var into: String?
 
-    @Option(help: ArgumentHelp("Payload to read and prepare ahead of the rebuild's writer, on a second core; what is prepared stays in memory until written (about 8 bytes a byte). 0: one thread.", valueName: "MiB"))
-    var readAhead = StoreOptions().rebuildReadAhead >> 20
+    @Option(help: ArgumentHelp("Payload the index's rebuild reads and prepares ahead of its writer, on a second core; what is prepared stays in memory until written (about 8 bytes a byte). 0: one thread.", valueName: "MiB"))
+    var readAhead = StoreOptions().indexReadAhead >> 20
 
     @Flag(help: "Print JSON.")
     var json = false
@@ -56,8 +59,12 @@ struct ReplayCommand: Subcommand {
     func execute() throws {
         // --verify and --to/--into only read the live store (they build elsewhere): read-only, so
         // they neither wait for a writer nor catch its views up first. A rebuild writes.
-        let readAhead = { (options: inout StoreOptions) in options.rebuildReadAhead = self.readAhead << 20 }
-        let store = try verify || into != nil ? location.openForReading(adjusting: readAhead) : location.openExisting(adjusting: readAhead)
+        // A rebuild rebuilds the index too: no indexer beside it.
+        let adjust = { (options: inout StoreOptions) in
+            options.indexReadAhead = self.readAhead << 20
+            options.indexesInBackground = false
+        }
+        let store = try verify || into != nil ? location.openForReading(adjusting: adjust) : location.openExisting(adjusting: adjust)
         let progress = Progress()
         defer { progress.finish() }
         if verify {

@@ -10,6 +10,11 @@ struct SearchCommand: Subcommand {
             Every word must match; the last also as a prefix. Ranked by BM25F, ties by identifier;
             expired documents left out. JSON: [{"kind","identifier","score"}], by score then identifier.
 
+            The keyword index follows the log: a write is searchable shortly after it returns. With --after P
+            (a position a write printed) the read first waits, up to --wait seconds, until the index has
+            applied the log through P, else fails saying how far behind it is; without it, it answers from
+            the index as it is, and a note on stderr says when that lags the log.
+
             Example:
               eventlog search "oat lat" --limit 5 --json
             """
@@ -17,6 +22,7 @@ struct SearchCommand: Subcommand {
 
     @OptionGroup var location: StoreLocation
     @OptionGroup var userOption: UserOption
+    @OptionGroup var position: IndexWaitOption
 
     @Argument(help: "The words to find.")
     var text: String
@@ -36,7 +42,9 @@ struct SearchCommand: Subcommand {
 
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
-        let store = userOption.space(in: try location.openForReading())
-        printHits(try store.search(text, now: now, limit: limit), json: json)
+        let opened = try location.openForReading()
+        position.reportLag(of: opened)
+        let store = userOption.space(in: opened)
+        printHits(try store.search(text, now: now, limit: limit, after: position.after, timeout: position.timeout), json: json)
     }
 }

@@ -166,11 +166,12 @@ struct FollowCommand: AsyncSubcommand {
         } catch {
             // A follower that never got a record leaves no empty store behind.
             if !existed, (try? store.head()) == 0 {
-                for name in ["data.mdb", "lock.mdb"] { try? FileManager.default.removeItem(atPath: (location.path as NSString).appendingPathComponent(name)) }
+                for name in ["data.mdb", "lock.mdb", "index"] { try? FileManager.default.removeItem(atPath: (location.path as NSString).appendingPathComponent(name)) }
             }
             throw error
         }
         progress.finish()
+        try StoreLocation.waitUntilSearchable(store)
         if json {
             Output.json(shipJSON(report))
         } else {
@@ -189,7 +190,7 @@ struct FollowCommand: AsyncSubcommand {
             }
             return
         }
-        for name in ["data.mdb", "lock.mdb", "snapshots"] {
+        for name in ["data.mdb", "lock.mdb", "snapshots", "index"] {
             let file = (path as NSString).appendingPathComponent(name)
             if fm.fileExists(atPath: file) { try fm.removeItem(atPath: file) }
         }
@@ -245,10 +246,11 @@ struct RestoreCommand: AsyncSubcommand {
             }
         } catch {
             // Nothing half-built stays behind a failed restore.
-            for name in ["data.mdb", "lock.mdb"] { try? FileManager.default.removeItem(atPath: (into as NSString).appendingPathComponent(name)) }
+            for name in ["data.mdb", "lock.mdb", "index"] { try? FileManager.default.removeItem(atPath: (into as NSString).appendingPathComponent(name)) }
             throw error
         }
         progress.finish()
+        try StoreLocation.waitUntilSearchable(store)
         let link = try store.eventStore.headAndLink().link
         if json {
             Output.json(shipJSON(report, link: link))

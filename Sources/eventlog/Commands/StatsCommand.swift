@@ -6,13 +6,19 @@ import LMDB
 struct StatsCommand: Subcommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
-        abstract: "Head position, how far each view is behind, event counts by type, bytes per database, map size and use, reader slots.",
+        abstract: "Head position, how far each view and the index are behind, event counts by type, bytes per database, map size and use, reader slots.",
         discussion: """
             Counting events by type walks the whole log (short read transactions, beside writers).
             A view is behind when it has not applied the whole log, or was built by another projection
             version; `eventlog replay` rebuilds it. Reader slots are "none" when the store is read without
             its lock file (a read-only directory).
+            The index (the keyword index, in index/) follows the log: "index" says the position it applied
+            through, how many events and how many seconds (the age of the oldest event it has not applied) it
+            is behind, and its databases.
             JSON: {"head","views":[{"projection","version","storedVersion","checkpoint","behind","current"}],
+                   "index":{"exists","applied","behind","secondsBehind","indexing","lastFailure",
+                            "projections":[{"projection","version","storedVersion","checkpoint"}],
+                            "databases":[{"name","entries","bytes"}],"mapSize","mapUsed"},
                    "eventCounts":{TYPE:N},"databases":[{"name","entries","bytes"}],
                    "mapSize","mapUsed","pageSize","readers":{"max","used","lockFile"},
                    "follow":{"stream","streamHead","streamEpoch","lag","seenAt"},"ships":[{"stream","epoch"}]};
@@ -52,6 +58,16 @@ struct StatsCommand: Subcommand {
         }
         progress.finish()
         let info = environment.info()
+        let indexStatus = try store.indexStatus()
+        let indexDatabases = try store.eventStore.index.map { index in
+            try index.environment.read { txn in
+                try txn.databaseNames().map { name -> (name: String, stats: DatabaseStatistics) in
+                    let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
+                    return (name, try db.statistics(in: txn))
+                }
+            }
+        } ?? []
+        let indexInfo = store.eventStore.index?.environment.info()
         let follow = try store.eventStore.followState()
         let ships = try store.eventStore.shippingEpochs()
         let lag = follow.map { $0.streamHead > head ? $0.streamHead - head : 0 }
@@ -78,6 +94,33 @@ struct StatsCommand: Subcommand {
                 "readers": .object(["max": .integer(Int64(info.maxReaders)), "used": .integer(Int64(info.readersUsed)),
                                     "lockFile": .bool(!environment.readsWithoutLock)]),
             ]
+            if let indexStatus {
+                var index: [String: JSONValue] = [
+                    "exists": .bool(indexStatus.exists),
+                    "applied": .integer(Int64(indexStatus.applied)),
+                    "behind": .integer(Int64(indexStatus.eventsBehind)),
+                    "secondsBehind": .double(indexStatus.secondsBehind),
+                    "indexing": .bool(indexStatus.isIndexing),
+                    "projections": .array(indexStatus.projections.map { view in
+                        var members: [String: JSONValue] = [
+                            "projection": .string(view.name), "version": .integer(Int64(view.version)),
+                            "checkpoint": .integer(Int64(view.checkpoint)),
+                        ]
+                        if let stored = view.storedVersion { members["storedVersion"] = .integer(Int64(stored)) }
+                        return .object(members)
+                    }),
+                    "databases": .array(indexDatabases.map {
+                        .object(["name": .string($0.name), "entries": .integer(Int64($0.stats.entries)),
+                                 "bytes": .integer(Int64($0.stats.bytes))])
+                    }),
+                ]
+                if let failure = indexStatus.lastFailure { index["lastFailure"] = .string(failure) }
+                if let indexInfo {
+                    index["mapSize"] = .integer(Int64(indexInfo.mapSize))
+                    index["mapUsed"] = .integer(Int64(indexInfo.usedBytes))
+                }
+                members["index"] = .object(index)
+            }
             if let follow, let lag {
                 members["follow"] = .object([
                     "stream": .string(follow.stream), "streamHead": .integer(Int64(follow.streamHead)),
@@ -104,6 +147,10 @@ struct StatsCommand: Subcommand {
         }
         for ship in ships { Output.line("ships to   \(ship.stream) at epoch \(ship.epoch)") }
         Output.line("views      \(status.isCurrent ? "current" : "BEHIND: \(status)")")
+        if let indexStatus {
+            Output.line("index      \(indexStatus)")
+            if let indexInfo { Output.line("index map  \(bytes(indexInfo.usedBytes)) used of \(bytes(indexInfo.mapSize))") }
+        }
         Output.line("")
         Output.table(["VIEW", "VERSION", "BUILT BY", "APPLIED THROUGH", "BEHIND"], status.projections.map {
             [$0.name, String($0.version), $0.storedVersion.map(String.init) ?? "-", String($0.checkpoint),
@@ -112,7 +159,8 @@ struct StatsCommand: Subcommand {
         Output.line("")
         Output.table(["EVENT TYPE", "COUNT"], counts.keys.sorted(by: utf8Less).map { [$0, String(counts[$0]!)] })
         Output.line("")
-        Output.table(["DATABASE", "ENTRIES", "BYTES"], databases.map { [$0.name, String($0.stats.entries), String($0.stats.bytes)] })
+        Output.table(["DATABASE", "ENTRIES", "BYTES"], databases.map { [$0.name, String($0.stats.entries), String($0.stats.bytes)] }
+            + indexDatabases.map { ["index/" + $0.name, String($0.stats.entries), String($0.stats.bytes)] })
     }
 
     private func bytes(_ count: Int) -> String {

@@ -23,6 +23,16 @@ func replayJSON(_ report: ReplayReport) -> [String: JSONValue] {
         "seconds": .double(report.seconds),
     ]
     if let snapshot = report.snapshot { members["snapshot"] = .integer(Int64(snapshot)) }
+    if let index = report.index {
+        var part: [String: JSONValue] = [
+            "damagedSnapshots": .array(index.damagedSnapshots.map { .integer(Int64($0)) }),
+            "position": .integer(Int64(index.position)),
+            "eventsApplied": .integer(Int64(index.eventsApplied)),
+            "seconds": .double(index.seconds),
+        ]
+        if let snapshot = index.snapshot { part["snapshot"] = .integer(Int64(snapshot)) }
+        members["index"] = .object(part)
+    }
     return members
 }
 
@@ -30,4 +40,8 @@ func replaySummary(_ report: ReplayReport) -> String {
     "from \(report.snapshot.map { "the snapshot at \($0)" } ?? "position 1") to position \(report.position): "
         + "\(report.eventsApplied) events in " + String(format: "%.2f s", report.seconds)
         + (report.damagedSnapshots.isEmpty ? "" : "; damaged snapshots skipped: \(report.damagedSnapshots.map(String.init).joined(separator: ", "))")
+        + (report.index.map { index in
+            "; the index from \(index.snapshot.map { "its snapshot at \($0)" } ?? "position 1") to position \(index.position): "
+                + "\(index.eventsApplied) events in " + String(format: "%.2f s", index.seconds)
+        } ?? "")
 }

@@ -1,0 +1,186 @@
+import Foundation
+import LMDB
+import Logging
+
+/// Follows the log in a store opened for writing and applies the index's
+/// projections behind it, in the index environment (``StoreIndex``): the
+/// same code as catch-up after a restart, followers (whose records arrive
+/// in the log like any append) and rebuilds.
+///
+/// Two threads: the preparing one (``IndexFeed``) reads committed records
+/// after the index's checkpoint and prepares them (decoding, spaces,
+/// tokenizing: ``Projection/prepare(_:log:)``); this one, the applying
+/// one, writes them in transactions bounded by ``IndexTransactionLimits``,
+/// each with the checkpoint, and wakes who waits for a position
+/// (``waitForProgress(beyond:until:)``). A commit through the store wakes
+/// the feed at once (``CommitSignal``); another process's, within the
+/// feed's poll interval.
+///
+/// Several processes may run one each: the index environment's write
+/// lock orders their transactions, and each transaction checks that the
+/// checkpoint is where its pieces follow on (``IndexTarget/Moved``), so
+/// only one applies a position; the other starts again from the new
+/// checkpoint. ``stop()`` ends it after the transaction it is in commits.
+///
+/// `@unchecked Sendable`: the mutable state is read and written only while
+/// `condition` is locked.
+final class Indexer: @unchecked Sendable {
+    let log: IndexFeed.LogSource
+    let target: IndexTarget
+    let readAhead: Int
+    let limits: IndexTransactionLimits
+    let logger: Logger
+
+    private let condition = NSCondition()
+    private var applied: Position
+    private var stopping = false
+    private var running = false
+    private var thread: JoinableThread?
+    private var feed: IndexFeed?
+    /// The last failure, until a transaction commits.
+    private var failure: IndexFailure?
+
+    init(log: IndexFeed.LogSource, target: IndexTarget, applied: Position, readAhead: Int,
+         limits: IndexTransactionLimits, logger: Logger) {
+        self.log = log
+        self.target = target
+        self.applied = applied
+        self.readAhead = readAhead
+        self.limits = limits
+        self.logger = logger
+    }
+
+    func start() throws {
+        condition.lock()
+        running = true
+        condition.unlock()
+        thread = try JoinableThread(name: "eventlog.index.apply") { [self] in run() }
+    }
+
+    /// Stops after the transaction being written commits, and waits for both
+    /// threads to end (so that they hold the environments no longer).
+    func stop() {
+        condition.lock()
+        stopping = true
+        let feed = self.feed
+        condition.broadcast()
+        condition.unlock()
+        feed?.stop()
+        log.commits.interruptBlockedWaits()
+        thread?.join()
+    }
+
+    /// The last position this indexer applied (or found applied).
+    var appliedPosition: Position {
+        condition.lock()
+        defer { condition.unlock() }
+        return applied
+    }
+
+    /// Why the last attempt failed, until a later one commits.
+    var lastFailure: IndexFailure? {
+        condition.lock()
+        defer { condition.unlock() }
+        return failure
+    }
+
+    /// Waits until this indexer applied past `position`, or `deadline`; the position it applied then.
+    @discardableResult
+    func waitForProgress(beyond position: Position, until deadline: Date) -> Position {
+        condition.lock()
+        defer { condition.unlock() }
+        while applied <= position && running {
+            if !condition.wait(until: deadline) { break }
+        }
+        return applied
+    }
+
+    private var isStopping: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return stopping
+    }
+
+    private func publish(_ position: Position) {
+        condition.lock()
+        applied = position
+        failure = nil
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    // MARK: The thread
+
+    private func run() {
+        defer {
+            condition.lock()
+            running = false
+            feed = nil
+            condition.broadcast()
+            condition.unlock()
+        }
+        var backoff = 0.05
+        while !isStopping {
+            do {
+                try follow()
+                backoff = 0.05
+            } catch let moved as IndexTarget.Moved {
+                // Another process's indexer applied meanwhile: go on from its checkpoint.
+                publish(moved.to.position)
+            } catch {
+                let failure = error as? IndexFailure ?? IndexFailure(position: appliedPosition + 1, error: error)
+                logger.warning("the index could not apply the log; trying again", metadata: [
+                    "position": "\(failure.position)", "error": "\(failure.error)", "retry in seconds": "\(backoff)"])
+                condition.lock()
+                self.failure = failure
+                condition.broadcast()
+                if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: backoff)) }
+                condition.unlock()
+                backoff = min(backoff * 2, 5)
+            }
+        }
+    }
+
+    /// From the index's checkpoint on, applies the log as it grows, until stopped.
+    private func follow() throws {
+        let start = try target.environment.write { txn -> RecordedHead in
+            try Self.checkpointToFollow(target, log: log.environment, databases: log.databases, in: txn, logger: logger)
+        }
+        publish(start.position)
+        let feed = IndexFeed(log: log, after: start, readAhead: readAhead, end: nil)
+        condition.lock()
+        guard !stopping else {
+            condition.unlock()
+            return
+        }
+        self.feed = feed
+        condition.unlock()
+        try feed.start()
+        defer {
+            condition.lock()
+            self.feed = nil
+            condition.unlock()
+            feed.stop()
+        }
+        var expected = start
+        while !isStopping, let piece = feed.next(waiting: true) {
+            expected = try target.apply(piece, thenFrom: feed, expecting: expected, limits: limits, log: log)
+            publish(expected.position)
+        }
+    }
+
+    /// In a write transaction of the index: the checkpoint to go on from,
+    /// after emptying the index when it cannot go on
+    /// (``IndexDatabases/reasonToRebuild(_:logLink:in:)``).
+    static func checkpointToFollow(_ target: IndexTarget, log: Environment, databases: LogDatabases, in txn: WriteTransaction,
+                                   logger: Logger) throws -> RecordedHead {
+        let reason = try log.read { logTxn in
+            try target.databases.reasonToRebuild(target.projections, logLink: { try databases.link(at: $0, in: logTxn) }, in: txn)
+        }
+        if let reason {
+            logger.notice("rebuilding the index from position 1", metadata: ["reason": "\(reason)"])
+            try target.databases.clear(target.projections, in: txn)
+        }
+        return try target.databases.applied(in: txn)
+    }
+}
