@@ -206,7 +206,7 @@ extension EventStore {
         var message = "the index has applied the log through position \(applied), \(wanted - applied) events short of position \(wanted) "
             + "(the log's head is \(head)); waited \(waited)"
         if let failure = indexer?.lastFailure {
-            message += "; the indexer's last attempt failed: \(failure)"
+            message += "; the indexer's last attempt failed: \(failure.failure)"
         } else if indexer == nil {
             message += "; no indexer runs in this process (it runs in a store opened for writing: a service, `eventlog replay`)"
         }
@@ -241,7 +241,7 @@ extension EventStore {
         guard let index else {
             let head = try self.head()
             return IndexStatus(exists: false, applied: 0, head: head, secondsBehind: try ageOfRecord(after: 0),
-                               projections: [], isIndexing: false, lastFailure: nil)
+                               projections: [], isIndexing: false, lastFailure: nil, failingSince: nil)
         }
         return try index.environment.read { indexTxn in
             let applied = try index.databases.applied(in: indexTxn).position
@@ -251,8 +251,10 @@ extension EventStore {
                                                   checkpoint: checkpoint?.position ?? 0, head: applied)
             }
             let head = try self.head()
+            let failure = indexer?.lastFailure
             return IndexStatus(exists: true, applied: applied, head: head, secondsBehind: try ageOfRecord(after: applied),
-                               projections: projections, isIndexing: indexer != nil, lastFailure: indexer?.lastFailure?.description)
+                               projections: projections, isIndexing: indexer != nil, lastFailure: failure?.failure.description,
+                               failingSince: failure?.since)
         }
     }
 
@@ -289,6 +291,9 @@ public struct IndexStatus: Sendable, Equatable, CustomStringConvertible {
     public var isIndexing: Bool
     /// Why the indexer's last attempt failed, until one succeeds.
     public var lastFailure: String?
+    /// Since when the indexer's attempts fail (nil while they succeed): it
+    /// tries again, at longer and longer intervals (up to 5 s).
+    public var failingSince: Date?
 
     public var eventsBehind: UInt64 { head > applied ? head - applied : 0 }
     /// Some projection of the index was built by another version.

@@ -72,7 +72,7 @@ struct IndexTarget {
                 }
             }
             if taken.last!.failure != nil || limits.reached(events: events, bytes: bytes, since: started) { break }
-            guard let more = feed.next(waiting: false) else { break }
+            guard let more = feed.next(waiting: limits.waitsForPieces) else { break }
             taken.append(more)
         }
         try log.environment.read { logTxn in try slot.with(logTxn) { try applier.finish() } }
@@ -84,26 +84,31 @@ struct IndexTarget {
 }
 
 /// How large one transaction of the indexer grows: it commits once it
-/// applied this many events, or this much payload, or ran this long, or
-/// when nothing more is prepared (so that a searchable write waits for no
-/// more than the transaction it is in).
+/// applied this many events, or this much payload, or ran this long; and,
+/// unless it ``waitsForPieces``, as soon as nothing more is prepared (so
+/// that a searchable write waits for no more than the transaction it is in).
 public struct IndexTransactionLimits: Sendable, Equatable {
     public var events: Int
     public var bytes: Int
     public var duration: Duration
+    /// Wait for the next piece rather than commit when none is ready: the
+    /// transactions then end where the counts say, the same in every run
+    /// (rebuilds), not where the threads' timing has them.
+    public var waitsForPieces: Bool
 
-    public init(events: Int, bytes: Int, duration: Duration) {
+    public init(events: Int, bytes: Int, duration: Duration, waitsForPieces: Bool = false) {
         self.events = events
         self.bytes = bytes
         self.duration = duration
+        self.waitsForPieces = waitsForPieces
     }
 
     /// Live indexing: short enough that a write is searchable within tens of milliseconds.
     public static let live = IndexTransactionLimits(events: 20_000, bytes: 32 << 20, duration: .milliseconds(40))
-    /// Rebuilds and time travel: as large as memory allows.
-    public static let rebuild = IndexTransactionLimits(events: 50_000, bytes: 64 << 20, duration: .seconds(2))
+    /// Rebuilds and time travel: as large as memory allows, cut by counts alone.
+    public static let rebuild = IndexTransactionLimits(events: 50_000, bytes: 64 << 20, duration: .seconds(1_000_000), waitsForPieces: true)
     /// One transaction whatever it holds (a rebuild's swap).
-    static let unbounded = IndexTransactionLimits(events: .max, bytes: .max, duration: .seconds(1_000_000_000))
+    static let unbounded = IndexTransactionLimits(events: .max, bytes: .max, duration: .seconds(1_000_000), waitsForPieces: true)
 
     func reached(events: Int, bytes: Int, since started: UInt64) -> Bool {
         if events >= self.events || bytes >= self.bytes { return true }

@@ -37,8 +37,8 @@ final class Indexer: @unchecked Sendable {
     private var running = false
     private var thread: JoinableThread?
     private var feed: IndexFeed?
-    /// The last failure, until a transaction commits.
-    private var failure: IndexFailure?
+    /// The last failure, and when the failures since the last commit began.
+    private var failure: (failure: IndexFailure, since: Date)?
 
     init(log: IndexFeed.LogSource, target: IndexTarget, applied: Position, readAhead: Int,
          limits: IndexTransactionLimits, logger: Logger) {
@@ -77,8 +77,8 @@ final class Indexer: @unchecked Sendable {
         return applied
     }
 
-    /// Why the last attempt failed, until a later one commits.
-    var lastFailure: IndexFailure? {
+    /// Why the last attempt failed, and since when attempts fail, until one commits.
+    var lastFailure: (failure: IndexFailure, since: Date)? {
         condition.lock()
         defer { condition.unlock() }
         return failure
@@ -132,7 +132,7 @@ final class Indexer: @unchecked Sendable {
                 logger.warning("the index could not apply the log; trying again", metadata: [
                     "position": "\(failure.position)", "error": "\(failure.error)", "retry in seconds": "\(backoff)"])
                 condition.lock()
-                self.failure = failure
+                self.failure = (failure, self.failure?.since ?? Date())
                 condition.broadcast()
                 if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: backoff)) }
                 condition.unlock()

@@ -160,16 +160,16 @@ struct ReadOnlyCommandTests {
         let store = dir.sub("store")
         let before = try CLI.run(["stats", "--json", "--store", store]).object()
         let head = try #require(before["head"] as? Int)
-        let version = try #require((before["views"] as? [[String: Any]])?.first { $0["projection"] as? String == "search.keywords" }?["version"] as? Int)
+        let version = try #require((before["views"] as? [[String: Any]])?.first { $0["projection"] as? String == "spotlight.items" }?["version"] as? Int)
         // As if another build appended two events that this projection never saw.
         let set = try CLI.spawnAndWait(CLI.product("SyntheticAppender").path,
-                                       arguments: ["set-checkpoint", "--store", store, "--projection", "search.keywords", "--position", "\(head - 2)", "--version", "\(version)"],
+                                       arguments: ["set-checkpoint", "--store", store, "--projection", "spotlight.items", "--position", "\(head - 2)", "--version", "\(version)"],
                                        environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil)
         #expect(set == 0)
 
         let refused = try CLI.run(["search", "latte", "--store", store, "--json"])
         #expect(refused.status != 0 && refused.stdout.isEmpty)
-        #expect(refused.stderr.contains("projection search.keywords is 2 events behind the log (applied through \(head - 2), head \(head))"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("projection spotlight.items is 2 events behind the log (applied through \(head - 2), head \(head))"), "\(refused.stderr)")
         #expect(refused.stderr.contains("eventlog replay") && refused.stderr.contains("--allow-lagging-views"))
         let served = try CLI.run(["search", "latte", "--store", store, "--json", "--allow-lagging-views", "--now", Sample.now])
         #expect(served.status == 0)
@@ -181,19 +181,19 @@ struct ReadOnlyCommandTests {
         #expect(try CLI.run(["verify", "--store", store]).status == 0)
         let stats = try CLI.run(["stats", "--store", store, "--json"]).object()
         let views = try #require(stats["views"] as? [[String: Any]])
-        let search = try #require(views.first { $0["projection"] as? String == "search.keywords" })
-        #expect(search["behind"] as? Int == 2 && search["checkpoint"] as? Int == head - 2 && search["current"] as? Bool == false)
+        let items = try #require(views.first { $0["projection"] as? String == "spotlight.items" })
+        #expect(items["behind"] as? Int == 2 && items["checkpoint"] as? Int == head - 2 && items["current"] as? Bool == false)
         #expect(views.filter { $0["current"] as? Bool == true }.count == views.count - 1)
         let text = try CLI.run(["stats", "--store", store]).stdout
-        #expect(text.contains("BEHIND: projection search.keywords is 2 events behind"))
+        #expect(text.contains("BEHIND: projection spotlight.items is 2 events behind"))
         // Built by another version: refused even with the flag; still not rebuilt.
         let other = try CLI.spawnAndWait(CLI.product("SyntheticAppender").path,
-                                         arguments: ["set-checkpoint", "--store", store, "--projection", "search.keywords", "--position", "\(head)", "--version", "99"],
+                                         arguments: ["set-checkpoint", "--store", store, "--projection", "spotlight.items", "--position", "\(head)", "--version", "99"],
                                          environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil)
         #expect(other == 0)
         let refusedAgain = try CLI.run(["search", "latte", "--store", store, "--json", "--allow-lagging-views"])
         #expect(refusedAgain.status != 0 && refusedAgain.stderr.contains("was built by version 99, this code's is \(version)"), "\(refusedAgain.stderr)")
         let after = try #require(try CLI.run(["stats", "--store", store, "--json"]).object()["views"] as? [[String: Any]])
-        #expect(after.first { $0["projection"] as? String == "search.keywords" }?["storedVersion"] as? Int == 99, "a read rebuilt the view")
+        #expect(after.first { $0["projection"] as? String == "spotlight.items" }?["storedVersion"] as? Int == 99, "a read rebuilt the view")
     }
 }

@@ -36,7 +36,10 @@ extension StoreLocation {
     /// After a command that wrote: waits until the index has applied what
     /// it wrote (the log's head), showing progress on a terminal, so that
     /// what the command wrote is searchable once it exits; the indexer of
-    /// this process then stops.
+    /// this process then stops. When the indexer's attempts have failed for
+    /// two seconds (a disk that fails its writes), it gives up with the
+    /// indexer's error: what the command wrote is in the log, and the next
+    /// open of the store indexes it.
     static func waitUntilSearchable(_ store: ActivityStore) throws {
         guard store.eventStore.index != nil else { return }
         let head = try store.head()
@@ -49,8 +52,11 @@ extension StoreLocation {
             } catch let error as EventLogError where error.code == .indexBehind {
                 let applied = error.position ?? 0
                 progress.update("indexing: position \(applied) of \(head)")
-                if let status = try? store.indexStatus(), let failure = status.lastFailure, progress.elapsed > 30 {
-                    throw EventLogError(.indexBehind, operation: "index", "the index stopped at \(status.applied): \(failure)", position: status.applied)
+                if let status = try? store.indexStatus(), let failure = status.lastFailure,
+                   let since = status.failingSince, Date().timeIntervalSince(since) >= 2 {
+                    throw EventLogError(.indexBehind, operation: "index",
+                                        "what was written is in the log, but the index stopped at \(status.applied): \(failure); "
+                                            + "the next open of the store for writing indexes it", position: status.applied)
                 }
             }
         }

@@ -20,6 +20,9 @@
 //                     under FAULT_PATH count as calls too (never failed), so
 //                     that a kill can fall just before or after a file's
 //                     removal.
+//   FAULT_EXCLUDE=S   leaves out files whose path contains S (such as
+//                     "/index/": a store's index environment, which the
+//                     indexer writes as its threads' timing has it)
 //   FAULT_SOCKETS=1   also counts writes (write, writev, send, sendmsg) on
 //                     sockets, such as a connection to PostgreSQL; a failed
 //                     one returns ECONNRESET (the connection reset, as a
@@ -45,6 +48,7 @@
 
 static const char *prefix;
 static size_t prefix_length;
+static const char *exclude;
 static long nth;
 static int fault_errno = EIO;
 static int persist;
@@ -58,6 +62,8 @@ static char first_path[PATH_MAX];
 __attribute__((constructor)) static void shim_init(void) {
     prefix = getenv("FAULT_PATH");
     prefix_length = prefix ? strlen(prefix) : 0;
+    exclude = getenv("FAULT_EXCLUDE");
+    if (exclude && !*exclude) exclude = NULL;
     const char *n = getenv("FAULT_NTH");
     nth = n ? atol(n) : 0;
     const char *e = getenv("FAULT_ERRNO");
@@ -97,7 +103,7 @@ static int watched(int fd) {
     ssize_t length = readlink(link, path, sizeof path - 1);
     if (length < 0) return 0;
     path[length] = 0;
-    return strncmp(path, prefix, prefix_length) == 0;
+    return strncmp(path, prefix, prefix_length) == 0 && !(exclude && strstr(path, exclude));
 }
 
 // Counts a call on `fd`; true when it must fail (errno is then set). With
@@ -195,7 +201,7 @@ int fdatasync(int fd) {
 // counts stay those of writes and syncs).
 static int kill_point(const char *path) {
     if (!count_removals || !prefix_length || !path) return 0;
-    return path[0] == '/' ? strncmp(path, prefix, prefix_length) == 0 : 0;
+    return path[0] == '/' ? strncmp(path, prefix, prefix_length) == 0 && !(exclude && strstr(path, exclude)) : 0;
 }
 
 static void count_removal(const char *path) {
