@@ -201,6 +201,26 @@ extension EventStore {
         }
     }
 
+    /// Waits until the index has applied past `position`, or `deadline`;
+    /// returns the position it has applied then. Woken by this store's
+    /// indexer as soon as it commits (no polling): for a monitor that timestamps
+    /// each index commit (`eventlog bench` measures how long a write takes
+    /// to become searchable). Without an indexer in this process it looks
+    /// every few milliseconds.
+    @discardableResult
+    public func waitForIndex(beyond position: Position, until deadline: Date) throws -> Position {
+        let index = try requireIndex(operation: "wait for the index")
+        if let indexer {
+            let applied = indexer.waitForProgress(beyond: position, until: deadline)
+            return applied > position ? applied : try index.applied()
+        }
+        while true {
+            let applied = try index.applied()
+            if applied > position || Date() >= deadline { return applied }
+            Thread.sleep(forTimeInterval: min(0.005, max(0, deadline.timeIntervalSinceNow)))
+        }
+    }
+
     private func indexBehind(_ index: StoreIndex<Views.Index>, wanted: Position, applied: Position, waited: Duration) throws -> EventLogError {
         let head = try self.head()
         var message = "the index has applied the log through position \(applied), \(wanted - applied) events short of position \(wanted) "

@@ -31,6 +31,11 @@ final class BatchFeed: @unchecked Sendable {
     private var stopped = false
     private var loadError: (any Error)?
 
+    /// Runs, timed, when the writers are done with a chunk and before the
+    /// clock stops to load the next one: the index catching up, so that what
+    /// the run measures is searchable, not only acknowledged.
+    var beforePause: (() throws -> Void)?
+
     private let clock = ContinuousClock()
     private var timed: Duration = .zero
     private var runningSince: ContinuousClock.Instant?
@@ -78,6 +83,17 @@ final class BatchFeed: @unchecked Sendable {
             }
             // The last writer out of the chunk loads the next one, untimed.
             loading = true
+            if let beforePause, runningSince != nil {
+                condition.unlock()
+                let waited = Result { try beforePause() }
+                condition.lock()
+                if case .failure(let error) = waited {
+                    loading = false
+                    loadError = error
+                    condition.broadcast()
+                    continue
+                }
+            }
             if let since = runningSince { timed += clock.now - since }
             runningSince = nil
             condition.unlock()

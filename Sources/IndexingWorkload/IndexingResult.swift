@@ -5,7 +5,8 @@ public struct IndexingResult: Sendable, Codable, Equatable {
     /// The run stopped at its item limit while the source had more
     /// (`eventlog bench --max-commits` caps small batch sizes).
     public var capped: Bool
-    /// Indexing only: reading and parsing the input is not timed.
+    /// Indexing until searchable (from the first write until the index's
+    /// checkpoint covers the last): reading and parsing the input is not timed.
     public var seconds: Double
     public var itemsPerSecond: Double
     /// Megabytes (10⁶ bytes) of item text (titles, names, descriptions, keywords) per second.
@@ -13,8 +14,12 @@ public struct IndexingResult: Sendable, Codable, Equatable {
     /// Writes submitted (one per batch); with several writers, group commit
     /// lets several share one transaction.
     public var commits: Int
-    /// Milliseconds per `indexSearchableItems` call, its commit included.
+    /// Milliseconds per `indexSearchableItems` call, its commit included
+    /// (until acknowledged: durable in the log).
     public var commitLatency: LatencySummary
+    /// Milliseconds from a write's acknowledgment until the index's
+    /// checkpoint covered it (``SearchableLag``).
+    public var searchableLag: LatencySummary
     /// The process's resident high-water mark (VmHWM), bytes: the whole
     /// setting's peak when it runs in a process of its own. It includes the
     /// store's memory-mapped pages (and the replay's scratch store's), so it

@@ -29,7 +29,7 @@ struct BenchReport: Codable {
 
     static let csvHeader = [
         "batch_size", "durability", "writers", "pipeline", "items", "capped", "seconds", "items_per_second", "mb_per_second",
-        "commits", "commit_p50_ms", "commit_p99_ms", "commit_max_ms", "peak_rss_bytes", "peak_anon_bytes", "indexing_peak_anon_bytes", "bytes_on_disk",
+        "commits", "commit_p50_ms", "commit_p99_ms", "commit_max_ms", "lag_p50_ms", "lag_p99_ms", "lag_max_ms", "peak_rss_bytes", "peak_anon_bytes", "indexing_peak_anon_bytes", "bytes_on_disk",
         "replay_seconds", "replay_items_per_second", "replay_verified", "queries", "query_p50_us", "query_p99_us",
     ]
 
@@ -40,6 +40,7 @@ struct BenchReport: Codable {
                 "\(r.setting.batchSize)", r.setting.durability.rawValue, "\(r.setting.writers)", "\(r.setting.pipeline)", "\(r.items)", "\(r.capped)",
                 fixed(r.seconds, 4), fixed(r.itemsPerSecond, 1), fixed(r.megabytesPerSecond, 3),
                 "\(r.commits)", fixed(r.commitLatency.p50, 3), fixed(r.commitLatency.p99, 3), fixed(r.commitLatency.max, 3),
+                fixed(r.searchableLag.p50, 3), fixed(r.searchableLag.p99, 3), fixed(r.searchableLag.max, 3),
                 "\(r.peakResidentBytes)", "\(r.peakAnonymousBytes)", "\(r.indexingPeakAnonymousBytes)", "\(r.bytesOnDisk)", fixed(r.replaySeconds, 4), fixed(r.replayItemsPerSecond, 1),
                 "\(r.replayVerified)", r.queries.map { "\($0.count)" } ?? "",
                 r.queries.map { fixed($0.p50Microseconds, 1) } ?? "", r.queries.map { fixed($0.p99Microseconds, 1) } ?? "",
@@ -52,7 +53,7 @@ struct BenchReport: Codable {
     func printTable() {
         let best = settings.map(\.itemsPerSecond).max() ?? 1
         let hasQueries = settings.contains { $0.queries != nil }
-        var header = ["batch", "durability", "writers", "items", "items/s", "MB/s", "commit ms p50/p99/max",
+        var header = ["batch", "durability", "writers", "items", "items/s", "MB/s", "commit ms p50/p99/max", "lag ms p50/p99/max",
                       "peak RSS/own/indexing", "on disk", "replay items/s"]
         if hasQueries { header.append("query µs p50/p99") }
         header.append("")
@@ -62,6 +63,7 @@ struct BenchReport: Codable {
                 grouped(r.items) + (r.capped ? "*" : ""), grouped(Int(r.itemsPerSecond.rounded())),
                 fixed(r.megabytesPerSecond, 2),
                 "\(fixed(r.commitLatency.p50, 2))/\(fixed(r.commitLatency.p99, 2))/\(fixed(r.commitLatency.max, 2))",
+                "\(fixed(r.searchableLag.p50, 1))/\(fixed(r.searchableLag.p99, 1))/\(fixed(r.searchableLag.max, 1))",
                 megabytes(r.peakResidentBytes) + "/" + megabytes(r.peakAnonymousBytes) + "/"
                     + megabytes(r.indexingPeakAnonymousBytes), megabytes(r.bytesOnDisk),
                 grouped(Int(r.replayItemsPerSecond.rounded())) + (r.replayVerified ? "" : " (differs!)"),
@@ -85,6 +87,8 @@ struct BenchReport: Codable {
                     + " commit latency is from hand-over to durable"
                 : "pipeline: off (each batch waits for its commit before the next is handed over)")
         }
+        Output.line("items/s: searchable, from the first write until the index covered the last; lag: from a write's"
+            + " acknowledgment (durable in the log) until the index covered it")
         if let queries = settings.compactMap(\.queries).first {
             Output.line("queries: \(queries.count), \(queries.withHits) with hits; each timed once after one warm-up pass")
         }
