@@ -27,6 +27,15 @@ extension EventStore {
     public func rebuild(full: Bool = false, progress: ((ReplayProgress) -> Void)? = nil) throws -> ReplayReport {
         let clock = ContinuousClock.now
         let start = try head()
+        let serialized = SerializedProgress(progress)
+        let progress = serialized.closure
+        // The index is built on a thread of its own meanwhile (its own two: the feed's and its writer's).
+        let indexBuild = try index.map { _ in
+            try BackgroundWork("eventlog.rebuild.index") { [self] in
+                try buildScratch(.index, through: start, full: full, progress: serialized.closure)
+            }
+        }
+        defer { if let built = try? indexBuild?.result() { try? FileManager.default.removeItem(atPath: built.1) } }
         let (builder, scratch, used, damaged) = try buildScratch(.views, through: start, full: full, progress: progress)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let final = try environment.write { txn -> Position in
@@ -46,16 +55,17 @@ extension EventStore {
         progress?(ReplayProgress(phase: .swap, position: final, end: final, events: builder.eventsApplied, seconds: builder.seconds))
         var report = ReplayReport(snapshot: used, damagedSnapshots: damaged, position: final,
                                   eventsApplied: builder.eventsApplied + (final - start), seconds: builder.seconds)
-        report.index = try rebuildIndex(through: start, full: full, progress: progress)
+        if let indexBuild { report.index = try swapIndex(try indexBuild.result(), progress: progress) }
         report.seconds = (ContinuousClock.now - clock).secondsValue
         return report
     }
 
-    /// The index's part of ``rebuild(full:progress:)``.
-    private func rebuildIndex(through end: Position, full: Bool, progress: ((ReplayProgress) -> Void)?) throws -> IndexReplayReport? {
+    /// The index's part of ``rebuild(full:progress:)``: `built` (a scratch
+    /// index) swapped into the index environment.
+    private func swapIndex(_ built: (ViewBuilder<Views>, String, Position?, [Position]),
+                           progress: ((ReplayProgress) -> Void)?) throws -> IndexReplayReport? {
         guard let index else { return nil }
-        let (builder, scratch, used, damaged) = try buildScratch(.index, through: end, full: full, progress: progress)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let (builder, _, used, damaged) = built
         let source = indexSource(index)
         let final = try index.environment.write { txn -> Position in
             try builder.target.read { rebuilt in
@@ -97,6 +107,17 @@ extension EventStore {
     public func verifyViews(full: Bool = false, progress: ((ReplayProgress) -> Void)? = nil) throws -> ViewComparison {
         let clock = ContinuousClock.now
         let start = try head()
+        let serialized = SerializedProgress(progress)
+        let progress = serialized.closure
+        // The index is rebuilt on a thread of its own meanwhile, through where the live one stands.
+        let indexBuild = try index.map { index in
+            if indexer != nil { try waitForIndex(through: start, timeout: .seconds(600)) }
+            let applied = try index.applied()
+            return try BackgroundWork("eventlog.verify.index") { [self] in
+                try buildScratch(.index, through: applied, full: full, progress: serialized.closure)
+            }
+        }
+        defer { if let built = try? indexBuild?.result() { try? FileManager.default.removeItem(atPath: built.1) } }
         let (builder, scratch, used, damaged) = try buildScratch(.views, through: start, full: full, progress: progress)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         var comparison = try environment.read { live in
@@ -114,21 +135,20 @@ extension EventStore {
                                      eventsApplied: builder.eventsApplied, seconds: builder.seconds),
                 difference: difference)
         }
-        if comparison.isEqual, let (report, difference) = try verifyIndex(full: full, progress: progress) {
+        if let indexBuild, case let (report, difference)? = try compareIndex(try indexBuild.result(), progress: progress) {
             comparison.report.index = report
-            comparison.difference = difference
+            if comparison.isEqual { comparison.difference = difference }
         }
         comparison.report.seconds = (ContinuousClock.now - clock).secondsValue
         return comparison
     }
 
-    /// The index's part of ``verifyViews(full:progress:)``.
-    private func verifyIndex(full: Bool, progress: ((ReplayProgress) -> Void)?) throws -> (IndexReplayReport, ViewDifference?)? {
+    /// The index's part of ``verifyViews(full:progress:)``: `built` (a
+    /// scratch index) compared with the live index where it stands.
+    private func compareIndex(_ built: (ViewBuilder<Views>, String, Position?, [Position]),
+                              progress: ((ReplayProgress) -> Void)?) throws -> (IndexReplayReport, ViewDifference?)? {
         guard let index else { return nil }
-        if indexer != nil { try waitForIndex(through: try head(), timeout: .seconds(600)) }
-        let start = try index.applied()
-        let (builder, scratch, used, damaged) = try buildScratch(.index, through: start, full: full, progress: progress)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let (builder, _, used, damaged) = built
         return try index.environment.read { live in
             // The indexer may have moved on: bring the rebuilt index to the same position.
             let applied = try index.databases.applied(in: live).position
@@ -167,6 +187,21 @@ extension EventStore {
         if let contents = try? FileManager.default.contentsOfDirectory(atPath: path), !contents.isEmpty {
             throw EventLogError(.invalidArgument, operation: "replay", "\(path) is not empty; time travel builds a new store")
         }
+        let serialized = SerializedProgress(progress)
+        let progress = serialized.closure
+        // The index (`path/index`) is built on a thread of its own meanwhile.
+        let indexPath = StoreIndex<Views.Index>.path(inStore: path)
+        let indexBuild = try index.map { _ in
+            try BackgroundWork("eventlog.replay.index") { [self] () -> IndexReplayReport in
+                let indexBuilder = try ViewBuilder(source: self, targetPath: indexPath, durability: .durable, kind: .index,
+                                                   progress: serialized.closure)
+                let candidates = full ? [] : try newestUsableSnapshot(of: .index, atOrBefore: position).map { [$0] } ?? []
+                let (used, damaged) = try indexBuilder.build(through: position, from: candidates)
+                return IndexReplayReport(snapshot: used, damagedSnapshots: damaged, position: indexBuilder.position,
+                                         eventsApplied: indexBuilder.eventsApplied, seconds: indexBuilder.seconds)
+            }
+        }
+        defer { _ = try? indexBuild?.result() }
         let builder = try ViewBuilder(source: self, targetPath: path, durability: .durable, progress: progress)
         let target = try builder.target.write { txn in
             let target = try LogDatabases(openingIn: txn)
@@ -184,14 +219,7 @@ extension EventStore {
         }
         var report = ReplayReport(snapshot: used, damagedSnapshots: damaged, position: position,
                                   eventsApplied: builder.eventsApplied, seconds: builder.seconds)
-        if index != nil {
-            let indexBuilder = try ViewBuilder(source: self, targetPath: StoreIndex<Views.Index>.path(inStore: builder.target.path),
-                                               durability: .durable, kind: .index, progress: progress)
-            let candidates = full ? [] : try newestUsableSnapshot(of: .index, atOrBefore: position).map { [$0] } ?? []
-            let (used, damaged) = try indexBuilder.build(through: position, from: candidates)
-            report.index = IndexReplayReport(snapshot: used, damagedSnapshots: damaged, position: indexBuilder.position,
-                                             eventsApplied: indexBuilder.eventsApplied, seconds: indexBuilder.seconds)
-        }
+        report.index = try indexBuild?.result()
         report.seconds = (ContinuousClock.now - clock).secondsValue
         return report
     }

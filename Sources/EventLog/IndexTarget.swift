@@ -106,7 +106,7 @@ public struct IndexTransactionLimits: Sendable, Equatable {
     /// Live indexing: short enough that a write is searchable within tens of milliseconds.
     public static let live = IndexTransactionLimits(events: 20_000, bytes: 32 << 20, duration: .milliseconds(40))
     /// Rebuilds and time travel: as large as memory allows, cut by counts alone.
-    public static let rebuild = IndexTransactionLimits(events: 50_000, bytes: 64 << 20, duration: .seconds(1_000_000), waitsForPieces: true)
+    public static let rebuild = IndexTransactionLimits(events: 20_000, bytes: 16 << 20, duration: .seconds(1_000_000), waitsForPieces: true)
     /// One transaction whatever it holds (a rebuild's swap).
     static let unbounded = IndexTransactionLimits(events: .max, bytes: .max, duration: .seconds(1_000_000), waitsForPieces: true)
 

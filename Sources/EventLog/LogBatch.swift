@@ -55,20 +55,28 @@ public final class LogBatch {
     /// ``RedactionRecord/type``, written only by ``redact(_:context:at:)``)
     /// and are refused: an application's event of such a type would claim
     /// what only the engine may record.
+    ///
+    /// `decoded`, when given, is what the payload decodes to, as the
+    /// appender built it before encoding it: every projection's writer is
+    /// handed it (``ProjectionWriter/apply(_:prepared:)``), so that one that
+    /// reads this type of event takes it instead of decoding the bytes just
+    /// encoded. It must be exactly what decoding `event.payload` gives (a
+    /// Protocol Buffers message decodes to the message that encoded it
+    /// when it has no unknown fields and no maps).
     @discardableResult
-    public func append(_ event: NewEvent) throws -> RecordedEvent {
+    public func append(_ event: NewEvent, decoded: (any Sendable)? = nil) throws -> RecordedEvent {
         guard !event.type.hasPrefix(Self.engineTypePrefix) else {
             throw EventLogError(.invalidArgument, operation: "append",
                                 "event type \"\(event.type)\" begins with \"\(Self.engineTypePrefix)\", which is reserved for the engine's own records; allowed: any other type of 1 to \(RecordLayout.maxTypeLength) UTF-8 bytes")
         }
-        return try appendEvent(event)
+        return try appendEvent(event, decoded: decoded)
     }
 
     /// The prefix of the engine's own event types.
     public static let engineTypePrefix = "eventlog."
 
     /// ``append(_:)`` without the reserved-type check: the engine's own records.
-    func appendEvent(_ event: NewEvent) throws -> RecordedEvent {
+    func appendEvent(_ event: NewEvent, decoded: (any Sendable)? = nil) throws -> RecordedEvent {
         let typeLength = event.type.utf8.count
         guard typeLength > 0, typeLength <= RecordLayout.maxTypeLength else {
             throw EventLogError(.invalidArgument, operation: "append",
@@ -99,7 +107,7 @@ public final class LogBatch {
             position: position, type: type, schemaVersion: event.schemaVersion,
             appendedAt: Date(microsecondsSince1970: micros), appendedAtMicroseconds: micros,
             payload: event.payload, isRedacted: false)
-        try applier.apply(recorded)
+        try applier.apply(recorded, decoded: decoded)
         return recorded
     }
 

@@ -29,9 +29,13 @@ final class ProjectionApplier {
         writers = try projections.map { try $0.makeWriter(in: txn, log: log) }
     }
 
-    /// Applies `event` to every projection that starts at or before it.
-    func apply(_ event: RecordedEvent) throws {
-        for (i, writer) in writers.enumerated() where event.position >= starts[i] { try writer.apply(event) }
+    /// Applies `event` to every projection that starts at or before it;
+    /// `decoded`, what its appender knows the payload decodes to, goes to
+    /// every writer as its prepared value (``LogBatch/append(_:decoded:)``).
+    func apply(_ event: RecordedEvent, decoded: (any Sendable)? = nil) throws {
+        for (i, writer) in writers.enumerated() where event.position >= starts[i] {
+            if let decoded { try writer.apply(event, prepared: decoded) } else { try writer.apply(event) }
+        }
     }
 
     /// Applies `event` with what each projection prepared of it

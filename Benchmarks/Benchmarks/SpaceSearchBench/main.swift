@@ -76,6 +76,8 @@ func index(_ items: ArraySlice<SearchableItem>, user: String, batchSize: Int, in
         try store.user(user).indexSearchableItems(Array(items[start..<end]))
         start = end
     }
+    // Searchable: the index follows the log.
+    try store.eventStore.waitForIndex(timeout: .seconds(3_600))
 }
 
 let options = Options(Array(CommandLine.arguments.dropFirst()))

@@ -177,16 +177,37 @@ public struct SearchableItemStore: Projection {
     // MARK: Writing
 
     public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
-        // Writes as it goes: the commands of the same batch read the item store.
-        ClosureProjectionWriter { event in try apply(event, in: txn) }
+        Writer(store: self, transaction: txn)
     }
 
-    private func apply(_ recorded: RecordedEvent, in txn: WriteTransaction) throws {
+    /// Writes as it goes: the commands of the same batch read the item store.
+    /// An event appended by the command executor comes with the
+    /// ``SpotlightEvent`` it encoded (``EventLog/LogBatch/append(_:decoded:)``),
+    /// taken instead of decoding the payload again; any other is decoded.
+    final class Writer: ProjectionWriter {
+        let store: SearchableItemStore
+        let txn: WriteTransaction
+
+        init(store: SearchableItemStore, transaction: WriteTransaction) {
+            self.store = store
+            txn = transaction
+        }
+
+        func apply(_ event: RecordedEvent) throws {
+            try store.apply(event, decoded: nil, in: txn)
+        }
+
+        func apply(_ event: RecordedEvent, prepared: (any Sendable)?) throws {
+            try store.apply(event, decoded: prepared as? SpotlightEvent, in: txn)
+        }
+    }
+
+    private func apply(_ recorded: RecordedEvent, decoded: SpotlightEvent?, in txn: WriteTransaction) throws {
         if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
             try removeSpace(forgotten, in: txn)
             return
         }
-        guard let event = try SpotlightEvent(recorded) else { return }
+        guard let event = try decoded ?? SpotlightEvent(recorded) else { return }
         let space = try spaces.appliedID(of: event.user, recorded, in: txn)
         switch event {
         case .itemsIndexed(let m):

@@ -71,7 +71,8 @@ final class SpotlightCommandExecutor {
     private func append(_ event: SpotlightEvent, user: String? = nil, at time: Date) throws {
         let stamped = event.stamped(user: user ?? self.user)
         let new = try stamped.encoded(at: time)
-        let recorded = try batch.append(new)
+        // The item store takes the event itself rather than decode what was just encoded.
+        let recorded = try batch.append(new, decoded: stamped)
         appendedTypes.append(recorded.type)
     }
 
