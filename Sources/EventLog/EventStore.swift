@@ -160,6 +160,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// `receipt.removedSnapshots`.
     func committed<R>(_ receipt: inout WriteReceipt<R>) {
         if receipt.positions != nil && !receipt.isRetry { commits.signal() }
+        if !receipt.isRetry, let last = receipt.positions?.upperBound {
+            indexer?.appended(through: last, bytes: receipt.appendedBytes, limit: options.indexBacklogLimit, wait: options.indexBacklogWait)
+        }
         if let from = receipt.redactedFrom {
             let late = (try? removeSnapshots(from: from, throwing: false)) ?? []
             receipt.removedSnapshots = Array(Set(receipt.removedSnapshots + late)).sorted()
@@ -205,6 +208,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
         var receipt = WriteReceipt(value: value, positions: batch.appended, isRetry: false)
         receipt.redactedFrom = batch.redactedFrom
+        receipt.appendedBytes = batch.appendedBytes
         receipt.removedSnapshots = removedEarlier + removedSnapshots
         head = batch.recordedHead
         return receipt

@@ -37,6 +37,13 @@ final class Indexer: @unchecked Sendable {
     private var running = false
     private var thread: JoinableThread?
     private var feed: IndexFeed?
+    /// This store's writes the index has not applied yet (the last position
+    /// of each and its payload bytes), and their bytes: the backlog that
+    /// ``appended(through:bytes:limit:wait:)`` bounds. By position, so that
+    /// what another process's indexer applies counts too.
+    private var backlog: [(position: Position, bytes: Int)] = []
+    private var backlogStart = 0
+    private var backlogBytes = 0
     /// The last failure, and when the failures since the last commit began.
     private var failure: (failure: IndexFailure, since: Date)?
 
@@ -105,8 +112,33 @@ final class Indexer: @unchecked Sendable {
         condition.lock()
         applied = position
         failure = nil
+        while backlogStart < backlog.count && backlog[backlogStart].position <= position {
+            backlogBytes -= backlog[backlogStart].bytes
+            backlogStart += 1
+        }
+        if backlogStart > 1_024 && backlogStart * 2 > backlog.count {
+            backlog.removeFirst(backlogStart)
+            backlogStart = 0
+        }
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// A write of this store appended `bytes` of payload, through
+    /// `position`: returns once the backlog (what this store appended and
+    /// the index has not applied) is at most `limit`, or after `wait`, or
+    /// at once when the indexer stopped or fails.
+    func appended(through position: Position, bytes: Int, limit: Int?, wait: Duration) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard position > applied else { return }
+        backlog.append((position, bytes))
+        backlogBytes += bytes
+        guard let limit, backlogBytes > limit else { return }
+        let deadline = Date(timeIntervalSinceNow: wait.secondsValue)
+        while backlogBytes > limit && running && !stopping && failure == nil {
+            if !condition.wait(until: deadline) { return }
+        }
     }
 
     // MARK: The thread

@@ -20,6 +20,8 @@ public final class LogBatch {
     public private(set) var head: Position
     /// The first position this batch appended, if any.
     public private(set) var firstAppended: Position?
+    /// Payload bytes appended by this batch.
+    private(set) var appendedBytes = 0
     private var link: ChainLink
     let databases: LogDatabases
     /// The first position this batch redacted, if any: snapshots from it on
@@ -102,6 +104,7 @@ public final class LogBatch {
         }
         head = position
         link = newLink
+        appendedBytes += event.payload.count
         if firstAppended == nil { firstAppended = position }
         let recorded = RecordedEvent(
             position: position, type: type, schemaVersion: event.schemaVersion,
@@ -143,6 +146,7 @@ public final class LogBatch {
         }
         head = record.position
         link = record.link
+        appendedBytes += record.bytes.count
         if firstAppended == nil { firstAppended = record.position }
         var event = record.event
         if let authorization = arrival.authorization {

@@ -51,6 +51,17 @@ public struct StoreOptions: Sendable {
     public var indexesInBackground = true
     /// How large the indexer's transactions grow (``IndexTransactionLimits``).
     public var indexTransactionLimits = IndexTransactionLimits.live
+    /// Payload, in bytes, that this store's writes may have appended ahead
+    /// of its indexer: a write that leaves more returns only once the
+    /// indexer is back under it (waiting at most ``indexBacklogWait``).
+    /// So under a load the indexer cannot keep up with, writes slow to its
+    /// pace instead of piling up a backlog that delays searchability without
+    /// end, and the cores go to the indexer. About a quarter of a second of
+    /// indexing. nil: never wait.
+    public var indexBacklogLimit: Int? = 4 << 20
+    /// The longest a write waits for the indexer's backlog (a stopped or
+    /// failing indexer never holds writes up for longer).
+    public var indexBacklogWait: Duration = .seconds(1)
     /// Snapshots taken by the store itself after commits; nil: only on request.
     public var snapshotPolicy: SnapshotPolicy?
     /// Open to read only (`MDB_RDONLY`): no write transaction ever, so no
@@ -108,6 +119,8 @@ public struct WriteReceipt<Value> {
     public var isRetry: Bool
     /// The first position the write redacted, if it redacted any.
     public var redactedFrom: Position? = nil
+    /// Payload bytes the write appended (what the indexer has to apply).
+    var appendedBytes = 0
     /// The positions of the snapshots the write removed because it
     /// redacted events they were built from (those at or after
     /// ``redactedFrom``), sorted.
