@@ -15,10 +15,12 @@ extension EventStore {
         let environment = try openIndexEnvironment(inStore: log.path, options: indexOptions)
         let (indexDatabases, index) = try environment.write { txn in
             let indexDatabases = try IndexDatabases(openingIn: txn)
-            if try checkIndexFormat(indexDatabases, in: txn, path: environment.path) == nil {
-                try indexDatabases.setFormat(.current, in: txn)
-            }
             let index = try views.openIndex(in: txn)
+            if try checkIndexFormat(indexDatabases, in: txn, path: environment.path) == nil {
+                // A new index: at position 0, its checkpoints there.
+                try indexDatabases.setFormat(.current, in: txn)
+                try indexDatabases.clear(index.all, in: txn)
+            }
             let target = IndexTarget(environment: environment, databases: indexDatabases, projections: index.all)
             _ = try Indexer.checkpointToFollow(target, log: log, databases: databases, in: txn, logger: options.logger)
             return (indexDatabases, index)

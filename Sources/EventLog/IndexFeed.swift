@@ -53,9 +53,12 @@ final class IndexFeed: @unchecked Sendable {
     let source: LogSource
     let readAhead: Int
     let end: Position?
-    /// A piece holds at most this many events, or this much payload (one larger event whole).
-    let pieceEvents = 1_024
-    let pieceBytes = 1 << 20
+    /// A piece holds at most this many events, or this much payload (one
+    /// larger event whole): small enough that the applying thread starts
+    /// on a write soon after it was read (the lag), large enough that the
+    /// hand-over costs nothing against the work (a read transaction, a lock).
+    let pieceEvents = 256
+    let pieceBytes = 256 << 10
 
     private let condition = NSCondition()
     private var queue: [Piece] = []

@@ -191,6 +191,13 @@ struct StoreView: Equatable {
             #expect(result.status == 0, "\(command) on \(store): \(result.stderr)")
             reads[command.joined(separator: " ")] = result.stdout
         }
+        // The index, built by the store's own indexer: where it stands and what each of its databases holds.
+        let stats = try CLI.run(["stats", "--store", store, "--json"]).object()
+        let index = stats["index"] as? [String: Any] ?? [:]
+        reads["index applied"] = "\(index["applied"] as? Int ?? -1), behind \(index["behind"] as? Int ?? -1)"
+        for database in index["databases"] as? [[String: Any]] ?? [] {
+            reads["index/\(database["name"] as? String ?? "?") entries"] = "\(database["entries"] as? Int ?? -1)"
+        }
     }
 }
 
