@@ -125,18 +125,21 @@ final class Indexer: @unchecked Sendable {
     }
 
     /// A write of this store appended `bytes` of payload, through
-    /// `position`: returns once the backlog (what this store appended and
-    /// the index has not applied) is at most `limit`, or after `wait`, or
-    /// at once when the indexer stopped or fails.
+    /// `position`: returns once the backlog before it (what this store
+    /// appended earlier and the index has not applied) is at most `limit`,
+    /// or after `wait`, or at once when the indexer stopped or fails. The
+    /// write itself is not counted, so that one larger than the limit (a
+    /// batch of 5,000 items) still has the indexer work on it while the
+    /// next one is written.
     func appended(through position: Position, bytes: Int, limit: Int?, wait: Duration) {
         condition.lock()
         defer { condition.unlock() }
         guard position > applied else { return }
         backlog.append((position, bytes))
         backlogBytes += bytes
-        guard let limit, backlogBytes > limit else { return }
+        guard let limit, backlogBytes - bytes > limit else { return }
         let deadline = Date(timeIntervalSinceNow: wait.secondsValue)
-        while backlogBytes > limit && running && !stopping && failure == nil {
+        while backlogBytes - (applied < position ? bytes : 0) > limit && running && !stopping && failure == nil {
             if !condition.wait(until: deadline) { return }
         }
     }

@@ -147,6 +147,28 @@ struct ItemNamedContentTests {
         #expect(Self.whole("title", try #require(cases["truncated"])) == nil)
     }
 
+    @Test("the indexer's walk of an item's bytes gives the item the whole decode gives, or falls back to it")
+    func itemWireExact() throws {
+        for item in Self.sampleItems() {
+            let bytes: [UInt8] = try item.serializedBytes()
+            let walked = bytes.withUnsafeBytes { ItemWire.item($0) }
+            #expect(walked != nil, "the walk fell back on \(item.uniqueIdentifier)'s well-formed bytes")
+            #expect(walked == item)
+        }
+        for (label, bytes) in try Self.trickyBytes() {
+            let whole = try? Activitylog_V1_SearchableItem(serializedBytes: bytes)
+            guard let walked = bytes.withUnsafeBytes({ ItemWire.item($0) }) else { continue }   // falls back: the whole decode answers
+            #expect(walked == whole, "\(label)")
+        }
+        // Merged messages (an attribute set given twice) are walked, not left to the decoder.
+        let cases = Dictionary(uniqueKeysWithValues: try Self.trickyBytes())
+        let merged = try #require(cases["merged messages"])
+        #expect(merged.withUnsafeBytes { ItemWire.item($0) } == (try Activitylog_V1_SearchableItem(serializedBytes: merged)))
+        for label in ["truncated", "field number 0", "invalid UTF-8 title", "a group", "unknown fields", "wrong wire types"] {
+            #expect(try #require(cases[label]).withUnsafeBytes { ItemWire.item($0) } == nil, "\(label) is not walked")
+        }
+    }
+
     @Test("in a store, each item document's named content is its whole content's, and queries find the same items with and without it")
     func storeExact() throws {
         let path = temporaryDirectory()

@@ -46,7 +46,9 @@ enum ItemSlices {
         return result
     }
 
-    private static func slices(_ bytes: UnsafeRawBufferPointer) throws -> [Range<Int>]? {
+    /// The item ranges in `bytes` (a `searchableItems.indexed` payload),
+    /// as ``find(in:)``; throws for bytes that are not the wire format.
+    static func slices(_ bytes: UnsafeRawBufferPointer) throws -> [Range<Int>]? {
         var slices: [Range<Int>] = []
         var reader = WireReader(bytes: bytes, from: 0, to: bytes.count)
         while let field = try reader.next() {
