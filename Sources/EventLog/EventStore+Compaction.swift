@@ -141,12 +141,7 @@ struct CompactionFingerprint: Equatable {
                 throw EventLogError(.incompatibleFormat, operation: "compact",
                                     "the store at \(path) has format \(format.version); this version reads format \(StoreFormat.current.version)")
             }
-            var statistics: [String: DatabaseStatistics] = [:]
-            for name in try txn.databaseNames() {
-                let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
-                statistics[name] = try db.statistics(in: txn)
-            }
-            return (try databases.head(in: txn), try databases.recordedHead(in: txn), statistics)
+            return (try databases.head(in: txn), try databases.recordedHead(in: txn), try DatabaseShapes.of(txn))
         }
     }
 
@@ -154,11 +149,7 @@ struct CompactionFingerprint: Equatable {
     func difference(from other: CompactionFingerprint) -> String? {
         if head != other.head { return "head \(head.position) against \(other.head.position), or its link" }
         if recordedHead != other.recordedHead { return "the recorded head" }
-        for name in Set(databases.keys).union(other.databases.keys).sorted() where databases[name] != other.databases[name] {
-            return "database \(name): \(databases[name].map { "\($0.entries) entries" } ?? "missing") against "
-                + "\(other.databases[name].map { "\($0.entries) entries" } ?? "missing")"
-        }
-        return nil
+        return DatabaseShapes.difference(databases, other.databases)
     }
 }
 
@@ -176,20 +167,33 @@ struct IndexFingerprint: Equatable {
             throw EventLogError(.corrupt, operation: "compact", "\(path) holds an LMDB environment that is not an index")
         }
         (applied, databases) = try environment.read { txn in
-            var statistics: [String: DatabaseStatistics] = [:]
-            for name in try txn.databaseNames() {
-                let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
-                statistics[name] = try db.statistics(in: txn)
-            }
-            return (try indexDatabases.applied(in: txn), statistics)
+            return (try indexDatabases.applied(in: txn), try DatabaseShapes.of(txn))
         }
     }
 
     func difference(from other: IndexFingerprint) -> String? {
         if applied != other.applied { return "applied \(applied.position) against \(other.applied.position), or its link" }
-        for name in Set(databases.keys).union(other.databases.keys).sorted() where databases[name] != other.databases[name] {
-            return "database \(name): \(databases[name].map { "\($0.entries) entries" } ?? "missing") against "
-                + "\(other.databases[name].map { "\($0.entries) entries" } ?? "missing")"
+        return DatabaseShapes.difference(databases, other.databases)
+    }
+}
+
+/// Every named database's entries, depth and pages, as one read transaction
+/// sees them: what a compacted copy must keep (it keeps each B-tree's shape).
+enum DatabaseShapes {
+    static func of(_ txn: ReadTransaction) throws -> [String: DatabaseStatistics] {
+        var statistics: [String: DatabaseStatistics] = [:]
+        for name in try txn.databaseNames() {
+            let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
+            statistics[name] = try db.statistics(in: txn)
+        }
+        return statistics
+    }
+
+    /// The first database whose shape differs, in words; nil when none does.
+    static func difference(_ a: [String: DatabaseStatistics], _ b: [String: DatabaseStatistics]) -> String? {
+        for name in Set(a.keys).union(b.keys).sorted() where a[name] != b[name] {
+            return "database \(name): \(a[name].map { "\($0.entries) entries" } ?? "missing") against "
+                + "\(b[name].map { "\($0.entries) entries" } ?? "missing")"
         }
         return nil
     }
