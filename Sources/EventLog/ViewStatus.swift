@@ -44,6 +44,11 @@ public struct ViewStatus: Sendable, Equatable, CustomStringConvertible {
     /// The log's last position.
     public var head: Position
     public var projections: [ProjectionState]
+    /// How the index stands (``EventStore/indexStatus()``): it follows the
+    /// log, so lagging is normal and not part of ``isCurrent``; nil from
+    /// ``EventStore/viewStatus(in:)`` (a transaction of the log alone) and
+    /// for a store without an index.
+    public var index: IndexStatus? = nil
 
     /// Every view applied the whole log with this code's versions.
     public var isCurrent: Bool { projections.allSatisfy(\.isCurrent) }
@@ -61,9 +66,11 @@ public struct ViewStatus: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension EventStore {
-    /// The views' standing against the log; see ``ViewStatus``.
+    /// The views' standing against the log, and the index's; see ``ViewStatus``.
     public func viewStatus() throws -> ViewStatus {
-        try environment.read { try viewStatus(in: $0) }
+        var status = try environment.read { try viewStatus(in: $0) }
+        status.index = try indexStatus()
+        return status
     }
 
     /// The views' standing as `txn` sees the store.

@@ -98,6 +98,9 @@ struct IndexerTests {
         #expect(status.applied == 1 && status.head == 2 && status.eventsBehind == 1 && !status.isIndexing)
         #expect(status.secondsBehind > 0)
         #expect("\(status)".contains("1 events behind the log (applied through 1, head 2"))
+        let viewIndex = try #require(try store.eventStore.viewStatus().index)
+        #expect(viewIndex.applied == 1 && viewIndex.head == 2 && viewIndex.eventsBehind == 1)
+        #expect(try store.eventStore.viewStatus().isCurrent, "the command views are current; the index's lag is not theirs")
         // As it stands: the first write only.
         #expect(ids(try store.search("latte", now: at(3))) == ["one"])
         let error = #expect(throws: EventLogError.self) {
