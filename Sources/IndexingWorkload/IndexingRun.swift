@@ -30,6 +30,7 @@ public enum IndexingRun {
         let feed = try BatchFeed(source: source, batchSize: setting.batchSize, writers: max(1, setting.writers),
                                  limit: itemLimit)
         let outcome = Outcome()
+        let spread = setting.users.map(UserSpread.init(count:))
         let threads = (0..<max(1, setting.writers)).map { _ in
             Thread {
                 let clock = ContinuousClock()
@@ -37,8 +38,11 @@ public enum IndexingRun {
                 do {
                     while let batch = try feed.next() {
                         let before = clock.now
+                        // One operation for the batch, or one an item in its user's space.
+                        let commands = spread.map { $0.commands(batch.items, first: batch.first) }
+                            ?? [ActivityCommand.Timed(.indexSearchableItems(batch.items))]
                         guard let pipeline else {
-                            try store.indexSearchableItems(batch.items)
+                            try store.perform(commands)
                             let total = outcome.record(items: batch.items.count, textBytes: batch.textBytes,
                                                        latency: (clock.now - before).milliseconds)
                             feed.done()
@@ -47,7 +51,7 @@ public enum IndexingRun {
                         }
                         // Latency: from hand-over to durable.
                         let (count, textBytes) = (batch.items.count, batch.textBytes)
-                        try pipeline.submit([ActivityCommand.Timed(.indexSearchableItems(batch.items))]) { result in
+                        try pipeline.submit(commands) { result in
                             switch result {
                             case .success:
                                 let total = outcome.record(items: count, textBytes: textBytes, latency: (clock.now - before).milliseconds)
@@ -76,7 +80,7 @@ public enum IndexingRun {
 
         let replay = try store.eventStore.verifyViews(full: true)
         var latency: QueryLatency?
-        if !queries.isEmpty { latency = try measure(queries, on: store) }
+        if !queries.isEmpty { latency = try measure(queries, on: store, users: spread) }
         let anonymousPeak = max(sampler.stop(), indexingPeak)
         let replaySeconds = max(replay.report.seconds, 1e-9)
         return IndexingResult(
@@ -114,15 +118,20 @@ public enum IndexingRun {
         }
     }
 
-    /// Each query once to warm the caches, then each timed once.
-    public static func measure(_ queries: [String], on store: ActivityStore, now: Date = Date()) throws -> QueryLatency {
-        for query in queries { _ = try store.search(query, now: now) }
+    /// Each query once to warm the caches, then each timed once; with
+    /// `users`, query k as user `u{k mod N}` (``UserSpread``), else in the
+    /// default space.
+    public static func measure(_ queries: [String], on store: ActivityStore, now: Date = Date(),
+                               users: UserSpread? = nil) throws -> QueryLatency {
+        let spaces = queries.indices.map { k in store.user(users?.user(k) ?? "") }
+        for (k, query) in queries.enumerated() { _ = try spaces[k].search(query, now: now) }
         let clock = ContinuousClock()
         var samples: [Double] = []
         var withHits = 0
-        for query in queries {
+        for (k, query) in queries.enumerated() {
+            let space = spaces[k]
             let before = clock.now
-            let hits = try store.search(query, now: now)
+            let hits = try space.search(query, now: now)
             samples.append((clock.now - before).milliseconds * 1000)
             if !hits.isEmpty { withHits += 1 }
         }

@@ -13,11 +13,17 @@ public struct IndexingSetting: Sendable, Codable, Equatable {
     /// batch is tokenized while one commits; 0: each batch waits for its
     /// own commit before the next is handed over.
     public var pipeline: Int
+    /// Users the items are spread over (``UserSpread``): item i belongs to
+    /// user `u{i mod N}` and is indexed by an operation of its own, as
+    /// `peer_bench.py --users N` does; nil: every batch is one operation
+    /// in the default space.
+    public var users: Int?
 
-    public init(batchSize: Int, durability: Durability = .durable, writers: Int = 1, pipeline: Int = 0) {
+    public init(batchSize: Int, durability: Durability = .durable, writers: Int = 1, pipeline: Int = 0, users: Int? = nil) {
         self.batchSize = batchSize
         self.durability = durability
         self.writers = writers
         self.pipeline = pipeline
+        self.users = users
     }
 }

@@ -17,7 +17,10 @@ struct BenchCommand: Subcommand {
             With --pipeline N (default \(BenchCommand.defaultPipeline)), each writer hands over up to N batches before the first is
             durable, and a batch's items are tokenized on another core while the one before commits; commit
             latency is then from hand-over to durable. --pipeline 0: each batch waits for its own commit.
-            JSON: {"settings":[{"setting":{"batchSize","durability","writers","pipeline"},"items","capped","seconds",
+            With --users N, item i belongs to user u{i mod N} (u000, u001, …; as peer_bench.py --users N): each
+            item is an operation of its own in its user's space, a batch's operations share one transaction, and
+            query k runs as user u{k mod N}.
+            JSON: {"settings":[{"setting":{"batchSize","durability","writers","pipeline","users"},"items","capped","seconds",
                    "itemsPerSecond","megabytesPerSecond","commits","commitLatency":{"p50","p99","max"} (ms),
                    "peakResidentBytes" (VmHWM, mapped store pages included),"peakAnonymousBytes" (RssAnon),
                    "indexingPeakAnonymousBytes" (RssAnon until indexing ends),"bytesOnDisk","replaySeconds","replayEventsPerSecond","replayItemsPerSecond",
@@ -31,6 +34,8 @@ struct BenchCommand: Subcommand {
               eventlog bench --corpus ../shared/corpus/items.jsonl.gz --batch-sizes 1,100,500,5000 \\
                   --queries ../shared/corpus/queries.txt
               eventlog bench --batch-sizes 10 --writers 1,4          # what group commit gives
+              eventlog bench --corpus ../shared/corpus/items.jsonl.gz --batch-sizes 500 --users 300 \\
+                  --queries ../shared/corpus/queries.txt             # 300 users' items, one operation each
               eventlog bench --durability durable,noSync --csv > bench.csv
               eventlog bench --batch-sizes 1,10,100,1000 --durability durable,noSync --plot sweep.svg
             """
@@ -68,6 +73,10 @@ struct BenchCommand: Subcommand {
 
     static let defaultPipeline = 2
 
+    @Option(help: ArgumentHelp("Spread the items over N users: item i belongs to u{i mod N}, one operation an item.",
+                               valueName: "n"))
+    var users: Int?
+
     @Option(name: .customLong("max-commits"), help: ArgumentHelp("Commits per setting at most.", valueName: "n"))
     var maxCommits = 20_000
 
@@ -94,6 +103,7 @@ struct BenchCommand: Subcommand {
         if let items, items < 1 { throw ValidationError("--items \(items): allowed: 1 or more") }
         if maxCommits < 1 { throw ValidationError("--max-commits \(maxCommits): allowed: 1 or more") }
         if pipeline < 0 || pipeline > 64 { throw ValidationError("--pipeline \(pipeline): allowed: 0 to 64") }
+        if let users, users < 1 { throw ValidationError("--users \(users): allowed: 1 or more") }
     }
 
     func execute() throws {
@@ -105,7 +115,7 @@ struct BenchCommand: Subcommand {
         }
         let base = (workDir ?? FileManager.default.temporaryDirectory.path) as NSString
         let settings = durability.flatMap { d in
-            writers.flatMap { w in batchSizes.map { IndexingSetting(batchSize: $0, durability: d, writers: w, pipeline: pipeline) } }
+            writers.flatMap { w in batchSizes.map { IndexingSetting(batchSize: $0, durability: d, writers: w, pipeline: pipeline, users: users) } }
         }
         let progress = Progress()
         defer { progress.finish() }
@@ -124,6 +134,7 @@ struct BenchCommand: Subcommand {
             if let corpus { arguments += ["--corpus", corpus] }
             if let items { arguments += ["--items", "\(items)"] }
             if let queries { arguments += ["--queries", queries] }
+            if let users { arguments += ["--users", "\(users)"] }
             let label = "batch \(setting.batchSize) \(setting.durability.rawValue)"
                 + (setting.writers > 1 ? " ×\(setting.writers) writers" : "") + " (\(index + 1) of \(settings.count))"
             progress.update("\(label): starting")

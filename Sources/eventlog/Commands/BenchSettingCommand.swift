@@ -30,6 +30,9 @@ struct BenchSettingCommand: Subcommand {
     @Option
     var pipeline: Int = 0
 
+    @Option
+    var users: Int?
+
     @Option(help: ArgumentHelp(valueName: "file"))
     var corpus: String?
 
@@ -65,7 +68,7 @@ struct BenchSettingCommand: Subcommand {
         }
         let queryList = try queries.map { try QueryWorkload.read(path: $0) } ?? []
         let result = try IndexingRun.run(
-            IndexingSetting(batchSize: batchSize, durability: durability, writers: writers, pipeline: pipeline),
+            IndexingSetting(batchSize: batchSize, durability: durability, writers: writers, pipeline: pipeline, users: users),
             source: source, storePath: store, queries: queryList, itemLimit: itemLimit, progress: progress)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -30,7 +30,7 @@ struct BenchReport: Codable {
     static let csvHeader = [
         "batch_size", "durability", "writers", "pipeline", "items", "capped", "seconds", "items_per_second", "mb_per_second",
         "commits", "commit_p50_ms", "commit_p99_ms", "commit_max_ms", "peak_rss_bytes", "peak_anon_bytes", "indexing_peak_anon_bytes", "bytes_on_disk",
-        "replay_seconds", "replay_items_per_second", "replay_verified", "queries", "query_p50_us", "query_p99_us",
+        "replay_seconds", "replay_items_per_second", "replay_verified", "queries", "query_p50_us", "query_p99_us", "users",
     ]
 
     func printCSV() {
@@ -43,6 +43,7 @@ struct BenchReport: Codable {
                 "\(r.peakResidentBytes)", "\(r.peakAnonymousBytes)", "\(r.indexingPeakAnonymousBytes)", "\(r.bytesOnDisk)", fixed(r.replaySeconds, 4), fixed(r.replayItemsPerSecond, 1),
                 "\(r.replayVerified)", r.queries.map { "\($0.count)" } ?? "",
                 r.queries.map { fixed($0.p50Microseconds, 1) } ?? "", r.queries.map { fixed($0.p99Microseconds, 1) } ?? "",
+                r.setting.users.map { "\($0)" } ?? "",
             ]
             Output.line(cells.joined(separator: ","))
         }
@@ -84,6 +85,10 @@ struct BenchReport: Codable {
                 ? "pipeline: each writer hands over up to \(depth) batches before the first is durable (tokenizing the next while one commits);"
                     + " commit latency is from hand-over to durable"
                 : "pipeline: off (each batch waits for its commit before the next is handed over)")
+        }
+        if let users = settings.first?.setting.users {
+            Output.line("users: \(grouped(users)); item i belongs to u{i mod \(users)}, one operation an item, a batch's operations one transaction;"
+                + " query k runs as u{k mod \(users)}")
         }
         if let queries = settings.compactMap(\.queries).first {
             Output.line("queries: \(queries.count), \(queries.withHits) with hits; each timed once after one warm-up pass")
