@@ -3,8 +3,10 @@
 ///
 /// ```
 /// varint  count of documents
-/// u16     offset of the last document (big-endian), so that a flush can
-///         append without decoding what is there
+/// u16     when the count is 2 or more: the offset of the last document
+///         (big-endian), so that a flush can append and a merge join
+///         values without decoding them (of one document, the offset that
+///         follows is the last)
 /// then per document, by increasing offset:
 ///   varint  offset − previous offset (the first: the offset itself)
 ///   u8      field mask (bit i: the term occurs in field slot i)
@@ -28,8 +30,22 @@ enum PostingList {
     static func header(_ bytes: UnsafeRawBufferPointer) throws -> (count: Int, last: Int, body: Int) {
         var r = ByteReader(bytes)
         let count = try r.int()
+        guard count != 1 else {
+            // One document: no stored last offset; it is the first one's.
+            let body = r.offset
+            return (count, try r.int(), body)
+        }
         let hi = try r.byte(), lo = try r.byte()
         return (count, Int(hi) << 8 | Int(lo), r.offset)
+    }
+
+    /// Appends the header of a value of `count` documents (1 or more) whose last is at offset `last`.
+    @inline(__always)
+    static func appendHeader(count: Int, last: Int, to out: inout [UInt8]) {
+        appendVarint(count, to: &out)
+        guard count > 1 else { return }
+        out.append(UInt8(last >> 8))
+        out.append(UInt8(last & 0xFF))
     }
 
     /// The length of the payload starting at `offset` in `bytes`.
@@ -67,9 +83,7 @@ enum PostingList {
             newLast = h.last
         }
         guard count > 0 else { return }
-        appendVarint(count, to: &out)
-        out.append(UInt8(newLast >> 8))
-        out.append(UInt8(newLast & 0xFF))
+        appendHeader(count: count, last: newLast, to: &out)
         var last = -1
         for v in values {
             try v.withUnsafeBytes { raw in
@@ -108,10 +122,12 @@ enum PostingList {
                     w += 1
                 }
                 varint(changes.count)
-                let last = Int(lastChange.offset)
-                o[w] = UInt8(last >> 8)
-                o[w + 1] = UInt8(last & 0xFF)
-                w += 2
+                if changes.count > 1 {
+                    let last = Int(lastChange.offset)
+                    o[w] = UInt8(last >> 8)
+                    o[w + 1] = UInt8(last & 0xFF)
+                    w += 2
+                }
                 var previous = -1
                 for c in changes {
                     let offset = Int(c.offset)
@@ -147,10 +163,7 @@ enum PostingList {
             let existing = existing!
             count = head.count
             last = head.last
-            appendVarint(count + changes.count, to: &out)
-            let newLast = Int(changes.last!.offset)
-            out.append(UInt8(newLast >> 8))
-            out.append(UInt8(newLast & 0xFF))
+            appendHeader(count: count + changes.count, last: Int(changes.last!.offset), to: &out)
             out.append(contentsOf: UnsafeRawBufferPointer(rebasing: existing[head.body...]))
             for c in changes {
                 appendVarint(Int(c.offset) - last, to: &out)
@@ -200,9 +213,7 @@ enum PostingList {
             try advance()
         }
         guard count > 0 else { return false }
-        appendVarint(count, to: &out)
-        out.append(UInt8(last >> 8))
-        out.append(UInt8(last & 0xFF))
+        appendHeader(count: count, last: last, to: &out)
         out.append(contentsOf: body)
         return true
     }

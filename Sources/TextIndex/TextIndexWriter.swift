@@ -53,6 +53,8 @@ public final class TextIndexWriter {
     var upsertedFieldNames = Set<String>()
     /// Whether the space's tokenizer stamp was checked (or written) by this writer.
     var tokenizerChecked = false
+    /// The term of the run page entry being read (pages are front-coded).
+    let pageTerm = TermBuffer()
 
     static let autoFlushCount = 4096
 
