@@ -99,22 +99,30 @@ enum PostingList {
         }
     }
 
-    /// The value of a key that holds only `changes` (new documents, sorted
-    /// by offset, each set once): what ``merge(_:_:payloads:into:)`` writes
-    /// for an absent key, without its general merge.
-    static func encode(_ changes: ArraySlice<PostingChange>, payloads: [UInt8], into out: inout [UInt8]) {
-        out.removeAll(keepingCapacity: true)
+    /// Appends to `out` the value of a key that holds only `changes` (new
+    /// documents, sorted by offset, each set once): what
+    /// ``merge(_:_:payloads:into:)`` writes for an absent key, without its
+    /// general merge.
+    static func append(_ changes: ArraySlice<PostingChange>, payloads: [UInt8], to out: inout [UInt8]) {
         guard let lastChange = changes.last else { return }
+        if changes.count == 1 {
+            // One document (most of a small space's values): its offset, its payload.
+            out.append(1)
+            appendVarint(Int(lastChange.offset), to: &out)
+            out.append(contentsOf: payloads[Int(lastChange.payloadStart)..<Int(lastChange.payloadEnd)])
+            return
+        }
         // Sized first, then written through a pointer: a value is written
         // for every term of every new document, a few bytes a posting.
         // At most: a 5-byte count, 2 bytes of last offset, and per document
         // a 2-byte delta (offsets < 4,096) and its payload.
+        let base = out.count
         var size = 7
         for c in changes { size += 2 + Int(c.payloadEnd - c.payloadStart) }
         out.append(contentsOf: repeatElement(0, count: size))
         let written = out.withUnsafeMutableBufferPointer { o -> Int in
             payloads.withUnsafeBufferPointer { p -> Int in
-                var w = 0
+                var w = base
                 @inline(__always) func varint(_ value: Int) {
                     var v = UInt(value)
                     while v >= 0x80 { o[w] = UInt8(truncatingIfNeeded: v) | 0x80; w += 1; v >>= 7 }
@@ -122,12 +130,10 @@ enum PostingList {
                     w += 1
                 }
                 varint(changes.count)
-                if changes.count > 1 {
-                    let last = Int(lastChange.offset)
-                    o[w] = UInt8(last >> 8)
-                    o[w + 1] = UInt8(last & 0xFF)
-                    w += 2
-                }
+                let last = Int(lastChange.offset)
+                o[w] = UInt8(last >> 8)
+                o[w + 1] = UInt8(last & 0xFF)
+                w += 2
                 var previous = -1
                 for c in changes {
                     let offset = Int(c.offset)

@@ -490,12 +490,11 @@ extension TextIndexWriter {
             guard changes[k..<j].allSatisfy(\.isSet) else { throw TextIndexError.corrupt("removal of a new document") }
             // New documents: written once.
             if block < fullBlocks {
-                PostingList.encode(changes[k..<j], payloads: arena, into: &value)
                 if block == openBlock && sealsOpen {
-                    sealingNew.append(term: table.bytes(termId), value: value)
+                    sealingNew.append(term: table.bytes(termId), postings: changes[k..<j], payloads: arena)
                 } else {
                     if direct == nil { direct = (block, RunContents()) }
-                    direct!.contents.append(term: table.bytes(termId), value: value)
+                    direct!.contents.append(term: table.bytes(termId), postings: changes[k..<j], payloads: arena)
                 }
             } else {
                 // The block left open: split by the plan's runs.
@@ -504,9 +503,8 @@ extension TextIndexWriter {
                     let end = r + 1 < plan.runs.count ? plan.runs[r + 1].start : UInt16.max
                     var m = k
                     while m < j && changes[m].offset < end { m += 1 }
-                    PostingList.encode(changes[k..<m], payloads: arena, into: &value)
                     guard plan.runs[r].content != .stored else { throw TextIndexError.corrupt("new documents in a stored run") }
-                    newEntries[r].append(term: table.bytes(termId), value: value)
+                    newEntries[r].append(term: table.bytes(termId), postings: changes[k..<m], payloads: arena)
                     k = m
                 }
             }
