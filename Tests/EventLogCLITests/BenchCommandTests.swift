@@ -72,6 +72,33 @@ struct BenchCommandTests {
         #expect(refused.stderr.contains("--rounds must be 1 or more"), "\(refused.stderr)")
     }
 
+    @Test("--users N: item i in u{i mod N}'s space, one operation an item, each query as its user; replay verified")
+    func users() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let queries = try dir.file("queries.txt", ["library", "data server", "net*", "busqueda"])
+        let store = dir.path + "/store"
+        let indexed = try CLI.run(["bench-setting", "--items", "60", "--batch-size", "25", "--durability", "noSync",
+                                   "--users", "7", "--queries", queries, "--store", store])
+        #expect(indexed.status == 0, "\(indexed.stderr)")
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(indexed.stdout.utf8)) as? [String: Any])
+        #expect((result["setting"] as? [String: Any])?["users"] as? Int == 7)
+        #expect(result["items"] as? Int == 60 && result["commits"] as? Int == 3)
+        #expect(result["replayVerified"] as? Bool == true, "\(result)")
+        #expect((result["queries"] as? [String: Any])?["count"] as? Int == 4)
+        // Each user holds the items i with i mod 7 its number (9 for u000 to u003, 8 for the others), one event each.
+        let users = try CLI.run(["users", "--store", store, "--json"])
+        #expect(users.status == 0, "\(users.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(users.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.compactMap { $0["user"] as? String } == (0..<7).map { "u00\($0)" })
+        #expect(rows.compactMap { $0["items"] as? Int } == [9, 9, 9, 9, 8, 8, 8])
+        #expect(rows.compactMap { $0["documents"] as? Int } == [9, 9, 9, 9, 8, 8, 8])
+        let log = try CLI.run(["log", "--store", store, "--json"])
+        #expect(log.stdout.split(separator: "\n").count == 60, "one event an item")
+        let refused = try CLI.run(["bench", "--users", "0", "--items", "10", "--work-dir", dir.path])
+        #expect(refused.status != 0 && refused.stderr.contains("--users 0: allowed: 1 or more"), "\(refused.stderr)")
+    }
+
     @Test("--max-commits caps a setting and says so; --csv has a row per setting")
     func cappedCSV() throws {
         let dir = TemporaryDirectory()
