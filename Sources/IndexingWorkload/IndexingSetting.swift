@@ -13,11 +13,25 @@ public struct IndexingSetting: Sendable, Codable, Equatable {
     /// batch is tokenized while one commits; 0: each batch waits for its
     /// own commit before the next is handed over.
     public var pipeline: Int
+    /// After each commit, one commit of raw LMDB beside the store
+    /// (`--alternate-raw`); with one writer and no pipeline only.
+    public var alternatesRaw: Bool
 
-    public init(batchSize: Int, durability: Durability = .durable, writers: Int = 1, pipeline: Int = 0) {
+    public init(batchSize: Int, durability: Durability = .durable, writers: Int = 1, pipeline: Int = 0,
+                alternatesRaw: Bool = false) {
         self.batchSize = batchSize
         self.durability = durability
         self.writers = writers
         self.pipeline = pipeline
+        self.alternatesRaw = alternatesRaw
+    }
+
+    enum CodingKeys: String, CodingKey { case batchSize, durability, writers, pipeline, alternatesRaw }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(batchSize: try c.decode(Int.self, forKey: .batchSize), durability: try c.decode(Durability.self, forKey: .durability),
+                  writers: try c.decode(Int.self, forKey: .writers), pipeline: try c.decode(Int.self, forKey: .pipeline),
+                  alternatesRaw: try c.decodeIfPresent(Bool.self, forKey: .alternatesRaw) ?? false)
     }
 }
