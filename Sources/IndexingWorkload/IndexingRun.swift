@@ -27,6 +27,12 @@ public enum IndexingRun {
         // Stopping twice is harmless: this ends the thread on every error path.
         defer { _ = sampler.stop() }
         let store = try makeStore(path: storePath, durability: setting.durability)
+        guard !setting.alternatesRaw || (setting.writers == 1 && setting.pipeline == 0) else {
+            throw EventLogError(.invalidArgument, operation: "bench",
+                                "raw LMDB's commits alternate with the engine's only with one writer and no pipeline (writers \(setting.writers), pipeline \(setting.pipeline))")
+        }
+        let raw = setting.alternatesRaw ? try RawCommits(path: storePath + "-raw", durability: setting.durability) : nil
+        defer { if raw != nil { try? FileManager.default.removeItem(atPath: storePath + "-raw") } }
         let feed = try BatchFeed(source: source, batchSize: setting.batchSize, writers: max(1, setting.writers),
                                  limit: itemLimit)
         let outcome = Outcome()
@@ -42,9 +48,10 @@ public enum IndexingRun {
                         let commands = spread.map { $0.commands(batch.items, first: batch.first) }
                             ?? [ActivityCommand.Timed(.indexSearchableItems(batch.items))]
                         guard let pipeline else {
-                            try store.perform(commands)
-                            let total = outcome.record(items: batch.items.count, textBytes: batch.textBytes,
-                                                       latency: (clock.now - before).milliseconds)
+                            try store.write(commands)
+                            let latency = (clock.now - before).milliseconds
+                            try raw?.commitOne()
+                            let total = outcome.record(items: batch.items.count, textBytes: batch.textBytes, latency: latency)
                             feed.done()
                             progress?(total)
                             continue
@@ -74,6 +81,7 @@ public enum IndexingRun {
         for thread in threads { thread.stackSize = 8 << 20; thread.start() }
         outcome.waitFor(threads.count)
         let seconds = feed.timedSeconds()
+        let transactions = store.eventStore.groupCommitStatistics.transactions
         let indexingPeak = sampler.peakSoFar()
         if let error = outcome.error { throw error }
         let capped = try feed.hasMore()
@@ -89,6 +97,13 @@ public enum IndexingRun {
             megabytesPerSecond: Double(outcome.textBytes) / 1e6 / seconds,
             commits: outcome.latencies.count,
             commitLatency: LatencySummary(outcome.latencies),
+            transactions: transactions,
+            rawLMDB: raw.map { raw in
+                let engineSeconds = outcome.latencies.reduce(0, +) / 1000
+                let engineRate = engineSeconds > 0 ? Double(outcome.latencies.count) / engineSeconds : 0
+                return RawCommitRate(commitsPerSecond: raw.commitsPerSecond,
+                                     engineRatio: raw.commitsPerSecond > 0 ? engineRate / raw.commitsPerSecond : 0)
+            },
             peakResidentBytes: ResidentMemory.peak(),
             peakAnonymousBytes: anonymousPeak,
             indexingPeakAnonymousBytes: indexingPeak,

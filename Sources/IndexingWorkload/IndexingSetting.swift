@@ -18,12 +18,27 @@ public struct IndexingSetting: Sendable, Codable, Equatable {
     /// `peer_bench.py --users N` does; nil: every batch is one operation
     /// in the default space.
     public var users: Int?
+    /// After each commit, one commit of raw LMDB beside the store
+    /// (`--alternate-raw`); with one writer and no pipeline only.
+    public var alternatesRaw: Bool
 
-    public init(batchSize: Int, durability: Durability = .durable, writers: Int = 1, pipeline: Int = 0, users: Int? = nil) {
+    public init(batchSize: Int, durability: Durability = .durable, writers: Int = 1, pipeline: Int = 0, users: Int? = nil,
+                alternatesRaw: Bool = false) {
         self.batchSize = batchSize
         self.durability = durability
         self.writers = writers
         self.pipeline = pipeline
         self.users = users
+        self.alternatesRaw = alternatesRaw
+    }
+
+    enum CodingKeys: String, CodingKey { case batchSize, durability, writers, pipeline, users, alternatesRaw }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(batchSize: try c.decode(Int.self, forKey: .batchSize), durability: try c.decode(Durability.self, forKey: .durability),
+                  writers: try c.decode(Int.self, forKey: .writers), pipeline: try c.decode(Int.self, forKey: .pipeline),
+                  users: try c.decodeIfPresent(Int.self, forKey: .users),
+                  alternatesRaw: try c.decodeIfPresent(Bool.self, forKey: .alternatesRaw) ?? false)
     }
 }

@@ -19,7 +19,7 @@ struct PreparedIndexingTests {
         }
     }
 
-    /// The commands of the workload, each perform with its time.
+    /// The commands of the workload, each write with its time.
     static func workload() -> [(commands: [ActivityCommand], at: Date)] {
         var update = SearchableItem(uniqueIdentifier: "item-5")
         update.isUpdate = true
@@ -47,7 +47,7 @@ struct PreparedIndexingTests {
             let timed = commands.map { ActivityCommand.Timed($0) }
             let keys = ahead ? store.views.search.prepareAhead(timed, at: time) : []
             defer { store.views.search.preparedDocuments.remove(keys) }
-            try store.perform(timed, at: time)
+            try store.write(timed, at: time)
         }
     }
 

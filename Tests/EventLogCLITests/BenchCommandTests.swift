@@ -37,6 +37,12 @@ struct BenchCommandTests {
             #expect(((query["p50Microseconds"] as? NSNumber)?.doubleValue ?? 0) > 0)
         }
         #expect(settings.map { $0["commits"] as? Int } == [200, 20, 4])
+        // Pipelined writes (the default, 2 in flight) may share transactions, never split one.
+        for result in settings {
+            let (commits, transactions) = (result["commits"] as? Int ?? 0, result["transactions"] as? Int ?? 0)
+            #expect(transactions > 0 && transactions <= commits, "\(transactions) transactions for \(commits) writes")
+        }
+        #expect(settings.allSatisfy { $0["rawLMDB"] == nil })
         let recommendation = try #require(report["recommendation"] as? [String: Any])
         #expect(batchSizes.contains(recommendation["batchSize"] as? Int ?? -1))
         #expect(((recommendation["itemsPerSecond"] as? NSNumber)?.doubleValue ?? 0) > 0)
@@ -184,6 +190,28 @@ struct BenchCommandTests {
         #expect(run.status == 0, "exit \(run.status): \(run.stderr)")
         let settings = try #require(try run.object()["settings"] as? [[String: Any]])
         #expect(settings.map { $0["items"] as? Int } == [3_000])
+    }
+
+    @Test("--alternate-raw: a raw LMDB commit after each of the engine's, its rate and the engine's ratio reported; its environment removed")
+    func alternateRaw() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let run = try CLI.run(["bench", "--items", "200", "--batch-sizes", "1", "--pipeline", "0", "--durability", "noSync",
+                               "--alternate-raw", "--work-dir", dir.path, "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let settings = try #require(try run.object()["settings"] as? [[String: Any]])
+        let result = try #require(settings.first)
+        #expect((result["setting"] as? [String: Any])?["alternatesRaw"] as? Bool == true)
+        #expect(result["commits"] as? Int == 200)
+        // One writer waiting for each write: a transaction a write.
+        #expect(result["transactions"] as? Int == 200)
+        let raw = try #require(result["rawLMDB"] as? [String: Double])
+        #expect((raw["commitsPerSecond"] ?? 0) > 0 && (raw["engineRatio"] ?? 0) > 0, "\(raw)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("eventlog-bench-") }
+        #expect(left.isEmpty)
+        // Raw commits follow one writer's own commits only.
+        let refused = try CLI.run(["bench", "--items", "20", "--batch-sizes", "1", "--alternate-raw"])
+        #expect(refused.status != 0 && refused.stderr.contains("--writers 1 --pipeline 0"), "\(refused.stderr)")
     }
 
     @Test("bad options are errors that say what is allowed")

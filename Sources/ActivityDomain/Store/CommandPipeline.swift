@@ -15,11 +15,11 @@ import Foundation
 /// try pipeline.waitForAll()          // all durable, or the first failure thrown
 /// ```
 ///
-/// Each ``submit(_:at:options:onDurable:)`` is one ``ActivityStore/perform(_:at:options:)``:
+/// Each ``submit(_:at:options:onDurable:)`` is one ``ActivityStore/write(_:at:options:)``:
 /// its commands are applied in one transaction, all or none, exactly as
-/// `perform` applies them, and transactions are applied in the order they
+/// `write` applies them, and transactions are applied in the order they
 /// were submitted, so the log and the views end as if each had been
-/// performed after the one before (``EventLog/WritePipeline`` gives the
+/// written after the one before (``EventLog/WritePipeline`` gives the
 /// ordering, durability and failure rules). A transaction without a time
 /// takes the clock when it is submitted.
 ///
@@ -57,7 +57,7 @@ public final class CommandPipeline: Sendable {
     ///     command's result) or failed, in submission order, on the
     ///     pipeline's committing thread; it must not wait for a later
     ///     transaction of the pipeline.
-    /// - Throws: what `perform` throws before writing (`forgetUser` among
+    /// - Throws: what `write` throws before writing (`forgetUser` among
     ///   other commands), and ``EventLog/EventLogError/Code/pipelineHalted``
     ///   after a failure.
     @discardableResult
@@ -65,8 +65,11 @@ public final class CommandPipeline: Sendable {
                        options writeOptions: WriteOptions = WriteOptions(),
                        onDurable: (@Sendable (Result<[CommandResult], any Error>) -> Void)? = nil)
         throws -> PipelinedWrite<[CommandResult]> {
-        let batchTime = time ?? store.options.store.clock()
         try ActivityStore.checkTransaction(commands)
+        var writeOptions = writeOptions
+        if let time { writeOptions.time = time }
+        let batchTime = store.eventStore.transactionTime(writeOptions)
+        writeOptions.time = batchTime
         let views = store.views
         let items = KeywordIndexProjection.replacedItems(commands, at: batchTime)
         let preparation = items.isEmpty ? nil
@@ -78,7 +81,7 @@ public final class CommandPipeline: Sendable {
                 preparation?.finish()
                 onDurable?(outcome.map { $0.value ?? [] })
             }) { batch in
-                try ActivityStore.execute(commands, at: batchTime, views: views, in: batch)
+                try ActivityStore.execute(commands, views: views, in: batch)
             }
         } catch {
             preparation?.finish()

@@ -21,7 +21,8 @@ struct BenchCommand: Subcommand {
             item is an operation of its own in its user's space, a batch's operations share one transaction, and
             query k runs as user u{k mod N}.
             JSON: {"settings":[{"setting":{"batchSize","durability","writers","pipeline","users"},"items","capped","seconds",
-                   "itemsPerSecond","megabytesPerSecond","commits","commitLatency":{"p50","p99","max"} (ms),
+                   "itemsPerSecond","megabytesPerSecond","commits","transactions","commitLatency":{"p50","p99","max"} (ms),
+                   "rawLMDB":{"commitsPerSecond","engineRatio"} (with --alternate-raw),
                    "peakResidentBytes" (VmHWM, mapped store pages included),"peakAnonymousBytes" (RssAnon),
                    "indexingPeakAnonymousBytes" (RssAnon until indexing ends),"bytesOnDisk","replaySeconds","replayEventsPerSecond","replayItemsPerSecond",
                    "replayVerified","queries":{"count","withHits","p50Microseconds","p99Microseconds","maxMicroseconds"}}],
@@ -36,6 +37,7 @@ struct BenchCommand: Subcommand {
               eventlog bench --batch-sizes 10 --writers 1,4          # what group commit gives
               eventlog bench --corpus ../shared/corpus/items.jsonl.gz --batch-sizes 500 --users 300 \\
                   --queries ../shared/corpus/queries.txt             # 300 users' items, one operation each
+              eventlog bench --batch-sizes 1 --pipeline 0 --max-commits 5000 --alternate-raw   # against raw LMDB's commit
               eventlog bench --durability durable,noSync --csv > bench.csv
               eventlog bench --batch-sizes 1,10,100,1000 --durability durable,noSync --plot sweep.svg
             """
@@ -80,6 +82,12 @@ struct BenchCommand: Subcommand {
     @Option(name: .customLong("max-commits"), help: ArgumentHelp("Commits per setting at most.", valueName: "n"))
     var maxCommits = 20_000
 
+    @Flag(name: .customLong("alternate-raw"),
+          help: ArgumentHelp("After each commit, one commit of raw LMDB (a 300-byte MDB_APPEND record, the same durability) in an "
+                             + "environment beside the store; report its rate and the engine's ratio to it, the disk's changing load "
+                             + "falling on both alike. With --writers 1 --pipeline 0 only; items/s then include the raw commits."))
+    var alternateRaw = false
+
     @Option(help: ArgumentHelp("Free-text queries, one a line, timed over each indexed store.", valueName: "file"))
     var queries: String?
 
@@ -104,6 +112,9 @@ struct BenchCommand: Subcommand {
         if maxCommits < 1 { throw ValidationError("--max-commits \(maxCommits): allowed: 1 or more") }
         if pipeline < 0 || pipeline > 64 { throw ValidationError("--pipeline \(pipeline): allowed: 0 to 64") }
         if let users, users < 1 { throw ValidationError("--users \(users): allowed: 1 or more") }
+        if alternateRaw && (pipeline != 0 || writers != [1]) {
+            throw ValidationError("--alternate-raw: allowed with --writers 1 --pipeline 0 only (a raw commit follows each of the engine's)")
+        }
     }
 
     func execute() throws {
@@ -115,7 +126,11 @@ struct BenchCommand: Subcommand {
         }
         let base = (workDir ?? FileManager.default.temporaryDirectory.path) as NSString
         let settings = durability.flatMap { d in
-            writers.flatMap { w in batchSizes.map { IndexingSetting(batchSize: $0, durability: d, writers: w, pipeline: pipeline, users: users) } }
+            writers.flatMap { w in
+                batchSizes.map {
+                    IndexingSetting(batchSize: $0, durability: d, writers: w, pipeline: pipeline, users: users, alternatesRaw: alternateRaw)
+                }
+            }
         }
         let progress = Progress()
         defer { progress.finish() }
@@ -135,6 +150,7 @@ struct BenchCommand: Subcommand {
             if let items { arguments += ["--items", "\(items)"] }
             if let queries { arguments += ["--queries", queries] }
             if let users { arguments += ["--users", "\(users)"] }
+            if alternateRaw { arguments.append("--alternate-raw") }
             let label = "batch \(setting.batchSize) \(setting.durability.rawValue)"
                 + (setting.writers > 1 ? " ×\(setting.writers) writers" : "") + " (\(index + 1) of \(settings.count))"
             progress.update("\(label): starting")

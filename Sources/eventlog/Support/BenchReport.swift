@@ -111,7 +111,14 @@ struct BenchReport: Codable {
                 $0.setting.writers == 1 && $0.setting.batchSize == r.setting.batchSize && $0.setting.durability == r.setting.durability
             }) else { continue }
             lines.append("group commit: batch \(r.setting.batchSize) \(r.setting.durability.rawValue), \(r.setting.writers) writers: "
-                + "\(fixed(r.itemsPerSecond / single.itemsPerSecond, 2))× the items/s of 1 writer")
+                + "\(fixed(r.itemsPerSecond / single.itemsPerSecond, 2))× the items/s of 1 writer, "
+                + "\(fixed(Double(r.commits) / Double(max(1, r.transactions)), 1)) writes a transaction")
+        }
+        for r in settings {
+            guard let raw = r.rawLMDB else { continue }
+            lines.append("raw LMDB alongside: batch \(r.setting.batchSize) \(r.setting.durability.rawValue): "
+                + "\(grouped(Int(raw.commitsPerSecond.rounded()))) commits/s, one after each of the engine's; "
+                + "the engine's commits (hand-over to durable) at \(fixed(raw.engineRatio, 2))× that rate")
         }
         return lines
     }
