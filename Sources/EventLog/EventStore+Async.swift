@@ -1,10 +1,10 @@
 import Dispatch
 import LMDB
 
-/// Where the async face runs the store's blocking work: a concurrent
-/// dispatch queue of its own, so that a commit's fsync (or a read's page
-/// faults) never holds one of Swift concurrency's cooperative threads.
-/// Writes still meet in the store's write queue and share commits.
+/// Where the async face runs the store's blocking reads: a concurrent
+/// dispatch queue of its own, so that a read's page faults never hold one
+/// of Swift concurrency's cooperative threads. Writes do not come here:
+/// an async write waits in the store's group commit as a suspended task.
 ///
 /// ```swift
 /// let hits = try await BlockingWork.run { try store.search("coffee", now: now) }
@@ -20,33 +20,41 @@ public enum BlockingWork {
     }
 }
 
-/// The async face of a store, for services: each call runs the synchronous
-/// one on a dispatch queue (as GRDB's async `write` does) and resumes the
-/// caller when it is done, so no cooperative thread waits for an fsync.
-/// A write, once started, is not cancelled: it commits or throws.
+/// The async face of a store, for services. A write is queued in the
+/// store's group commit and the task is suspended until the writer thread
+/// has committed it: no thread waits for its fsync, so writes from any
+/// number of tasks meet in the queue and share commits. A read runs the
+/// synchronous one on ``BlockingWork``'s queue. A write, once submitted,
+/// is not cancelled: it commits or throws.
 ///
 /// ```swift
 /// let receipt = try await store.append([event])
 /// let head = try await store.read { txn in try store.head(in: txn) }
 /// ```
 extension EventStore {
-    /// ``write(_:_:)-(_,(LogBatch)->R)``, off the cooperative threads.
+    /// ``write(_:_:)-(_,(LogBatch)->R)``, with the task suspended (no
+    /// thread held) until the write is committed or fails.
     @discardableResult
     public func write<R: Sendable>(_ options: WriteOptions = WriteOptions(),
                                    _ body: @escaping @Sendable (LogBatch) throws -> R) async throws -> WriteReceipt<R> {
-        try await BlockingWork.run { try self.write(options, body) }
+        try checkWritable(options)
+        return try await groupCommit.write(WriteRequest(options, time: transactionTime(options), body))
     }
 
-    /// ``append(_:_:)``, off the cooperative threads.
+    /// ``append(_:_:)``, with the task suspended until it is committed.
     @discardableResult
     public func append(_ events: [NewEvent], _ options: WriteOptions = WriteOptions()) async throws -> WriteReceipt<Void> {
-        try await BlockingWork.run { try self.append(events, options) }
+        try await write(options) { batch in
+            for event in events { try batch.append(event) }
+        }
     }
 
-    /// ``appendRecords(_:authorizations:follow:)``, off the cooperative threads.
+    /// ``appendRecords(_:authorizations:follow:)``, with the task suspended until it is committed.
     @discardableResult
     public func appendRecords(_ records: [LogRecord], authorizations: [LogRecord] = [], follow: FollowState? = nil) async throws -> Position {
-        try await BlockingWork.run { try self.appendRecords(records, authorizations: authorizations, follow: follow) }
+        let encoded = try follow.map { try Self.encodeFollowState($0) }
+        let receipt = try await write { batch in try self.appendRecords(records, authorizations: authorizations, follow: encoded, in: batch) }
+        return receipt.value ?? 0
     }
 
     /// ``read(_:)``, off the cooperative threads.

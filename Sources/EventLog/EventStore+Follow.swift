@@ -49,13 +49,17 @@ extension EventStore {
     @discardableResult
     public func appendRecords(_ records: [LogRecord], authorizations: [LogRecord] = [], follow: FollowState? = nil) throws -> Position {
         let encoded = try follow.map { try Self.encodeFollowState($0) }
-        let receipt = try write { batch in
-            for authorization in authorizations { try batch.authorize(pending: authorization) }
-            for record in records { try batch.append(record: record) }
-            if let encoded { try databases.meta.put(encoded, forKey: "follow", in: batch.transaction) }
-            return batch.head
-        }
+        let receipt = try write { batch in try appendRecords(records, authorizations: authorizations, follow: encoded, in: batch) }
         return receipt.value ?? 0
+    }
+
+    /// The body of both faces of ``appendRecords(_:authorizations:follow:)``:
+    /// returns the head after the records.
+    func appendRecords(_ records: [LogRecord], authorizations: [LogRecord], follow encoded: [UInt8]?, in batch: LogBatch) throws -> Position {
+        for authorization in authorizations { try batch.authorize(pending: authorization) }
+        for record in records { try batch.append(record: record) }
+        if let encoded { try databases.meta.put(encoded, forKey: "follow", in: batch.transaction) }
+        return batch.head
     }
 
     /// The redaction records this store holds as pending authorizations

@@ -31,7 +31,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     public let index: StoreIndex<Views.Index>?
     public let options: StoreOptions
     let databases: LogDatabases
-    let queue: WriteQueue
+    /// The writer thread and the queue of writes waiting for it.
+    let groupCommit: GroupCommit
     let snapshotInProgress = SingleFlight()
     /// Wakes subscriptions and the indexer when a write of this store commits.
     let commits: CommitSignal
@@ -72,7 +73,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             throw EventLogError(.storeBusy, operation: "open", error.description)
         }
         self.options = options
-        queue = WriteQueue(maxGroup: options.maxGroupCommit)
+        groupCommit = GroupCommit(maxGroup: options.maxGroupCommit)
         commits = CommitSignal()
         if options.readOnly {
             (databases, views) = try Self.openForReading(environment, path: path)
@@ -92,11 +93,14 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         try catchUp()
         try dropIndexLeftInLog()
         try indexer?.start()
+        groupCommit.start { [weak self] group in self?.commit(group) }
     }
 
-    /// Stops the indexer after the transaction it is writing commits; what
-    /// it has not applied, the next open's indexer applies.
+    /// Stops the writer thread, and the indexer after the transaction it is
+    /// writing commits (what it has not applied, the next open's indexer
+    /// applies).
     deinit {
+        groupCommit.stop()
         indexer?.stop()
     }
 
@@ -138,21 +142,27 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// Runs `body` in the store's write path and commits what it appended.
     ///
     /// `body` may run more than once (when the map grows), so it must act
-    /// only through `batch`. When it throws, nothing it did is written.
+    /// only through `batch`. When it throws, nothing it did is written. It
+    /// runs on the store's writer thread while this one waits.
     @discardableResult
     public func write<R>(_ options: WriteOptions = WriteOptions(), _ body: (LogBatch) throws -> R) throws -> WriteReceipt<R> {
         try checkWritable(options)
         return try withoutActuallyEscaping(body) { body in
-            var receipt: WriteReceipt<R>?
-            let request = WriteQueue.Request { txn, head in
-                receipt = try self.perform(options, body, in: txn, head: &head, after: receipt)
-            }
-            queue.submit(request) { group in self.commit(group) }
-            if let error = request.error { throw error }
-            committed(&receipt!)
-            return receipt!
+            try groupCommit.write(WriteRequest(options, time: transactionTime(options), body))
         }
     }
+
+    /// The time of a write made with `options`: ``WriteOptions/time``, else
+    /// the store's clock (``StoreOptions/clock``), read now. Every write
+    /// decides its time here once, before its closure first runs, so that a
+    /// run again after the map grew records the same time.
+    package func transactionTime(_ options: WriteOptions) -> Date {
+        options.time ?? self.options.clock()
+    }
+
+    /// How many transactions the group commit wrote since the store opened,
+    /// and how many writes they carried.
+    public var groupCommitStatistics: GroupCommitStatistics { groupCommit.counts }
 
     /// What follows a write that committed: subscriptions wake, snapshots
     /// built from redacted payloads go, an automatic snapshot may start.
@@ -178,12 +188,13 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
     }
 
-    /// One request inside the group's transaction, appending after `head`
-    /// (the log's last record in `txn`); moves `head` past what it appended.
-    /// `earlier` is the request's receipt from a run that the map's growth
-    /// undid: the snapshots that run removed stay removed, so the new
-    /// receipt reports them too.
-    func perform<R>(_ options: WriteOptions, _ body: (LogBatch) throws -> R,
+    /// Executes one write inside its group's transaction, appending after
+    /// `head` (the log's last record in `txn`) and moving `head` past what it
+    /// appended: the idempotency key, the expected head, the closure, the
+    /// projections' finish, the key's entry. `earlier` is the write's
+    /// receipt from a run that the map's growth undid: the snapshots that
+    /// run removed stay removed, so the new receipt reports them too.
+    func execute<R>(_ options: WriteOptions, at time: Date, _ body: (LogBatch) throws -> R,
                     in txn: WriteTransaction, head: inout RecordedHead, after earlier: WriteReceipt<R>?) throws -> WriteReceipt<R> {
         let removedEarlier = earlier?.removedSnapshots ?? []
         if let key = options.idempotencyKey, let entry = try databases.idempotencyEntry(key, in: txn) {
@@ -191,8 +202,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             receipt.removedSnapshots = removedEarlier
             return receipt
         }
-        let batch = try LogBatch(transaction: txn, databases: databases, projections: views.all, head: head,
-                                 clock: self.options.clock)
+        let batch = try LogBatch(transaction: txn, databases: databases, projections: views.all, head: head, time: time)
         if let expected = options.expectedHead, expected != batch.head {
             throw EventLogError(.headMismatch, operation: "append",
                                 "expected the head at \(expected), but another writer moved it to \(batch.head)",
@@ -214,39 +224,40 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         return receipt
     }
 
-    /// Writes a group of requests in one transaction. Alone, a request runs in
-    /// the transaction itself; in company each runs in a nested transaction,
-    /// so that one that throws undoes only its own writes.
+    /// Writes a group of requests in one transaction (on the writer thread).
+    /// Alone, a request runs in the transaction itself; in company each runs
+    /// in a nested transaction, so that one that throws undoes only its own
+    /// writes. A full map undoes the whole group, which runs again in the
+    /// grown map.
     ///
     /// A request of a ``WritePipeline`` whose predecessor failed does not
     /// run; it fails with ``EventLogError/Code/pipelineHalted``.
-    func commit(_ group: [WriteQueue.Request]) {
+    func commit(_ group: [any QueuedWrite]) {
         do {
             let wrote = try environment.write { txn -> Bool in
-                for request in group { request.error = nil }
                 let before = try databases.head(in: txn)
                 if !commitsFollowOn(txn) { try catchUpInPlace(in: txn, head: before.position) }
                 var head = before
                 if group.count == 1 {
                     if let halted = group[0].haltedBy {
-                        group[0].error = halted
+                        group[0].fail(halted)
                     } else {
-                        try group[0].perform(txn, &head)
+                        try group[0].run(on: self, in: txn, head: &head)
                     }
                 } else {
                     for request in group {
                         if let halted = request.haltedBy {
-                            request.error = halted
+                            request.fail(halted)
                             continue
                         }
                         var moved = head
                         do {
-                            try txn.nested { try request.perform($0, &moved) }
+                            try txn.nested { try request.run(on: self, in: $0, head: &moved) }
                             head = moved
                         } catch let error as LMDBError where error == .mapFull {
                             throw error   // the whole group runs again in a grown map
                         } catch {
-                            request.error = error
+                            request.fail(error)
                         }
                     }
                 }
@@ -257,10 +268,10 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
                 return true
             }
             if !wrote { lastCommit.set(nil) }
-            for request in group where request.error == nil { request.predecessor = nil }
+            for request in group where !request.hasFailed { request.committed(on: self) }
         } catch {
             lastCommit.set(nil)
-            for request in group where request.error == nil { request.error = error }
+            for request in group where !request.hasFailed { request.fail(error) }
         }
     }
 

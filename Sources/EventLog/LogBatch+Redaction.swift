@@ -253,8 +253,8 @@ extension EventStore {
         }
     }
 
-    /// Removes every snapshot at `position` or later, and returns the
-    /// positions of the whole ones removed: they hold views built from
+    /// Removes every snapshot at `position` or later (the index's too), and
+    /// returns the positions of the whole views' snapshots removed: they hold views built from
     /// payloads that a redaction removed. Runs inside the redacting write
     /// (`throwing`: before its commit, so that a snapshot that cannot be
     /// removed fails the write rather than keep the data it was to erase; a
@@ -279,7 +279,8 @@ extension EventStore {
             let path = (snapshotDirectory as NSString).appendingPathComponent(name)
             do {
                 try FileManager.default.removeItem(atPath: path)
-                if name.hasSuffix(".snapshot") { removed.append(p) }
+                // The views' snapshots are listed (`snapshots()`); the index's go with them unlisted.
+                if name.hasSuffix(SnapshotKind.views.suffix) && !name.hasSuffix(SnapshotKind.index.suffix) { removed.append(p) }
             } catch {
                 // Gone meanwhile (another process, a partial file renamed) is fine.
                 guard throwing, FileManager.default.fileExists(atPath: path) else { continue }

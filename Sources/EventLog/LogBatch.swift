@@ -30,15 +30,19 @@ public final class LogBatch {
     /// Finds what authorizes a redacted record (read lazily).
     lazy var redactions = RedactionLookup(databases)
     private let applier: ProjectionApplier
-    private let clock: @Sendable () -> Date
+    /// The write's time: what an event appended without its own
+    /// (``NewEvent/at``) records. Decided once for the write, before its
+    /// closure first ran (``EventStore/transactionTime(_:)``), so a command
+    /// that needs "now" reads it here and decides as the record will say.
+    public let time: Date
 
     /// A batch that appends after `head`, the log's last record as the
     /// transaction sees it (read once per transaction by the caller).
     init(transaction: WriteTransaction, databases: LogDatabases, projections: [any Projection],
-         head recorded: RecordedHead, clock: @escaping @Sendable () -> Date) throws {
+         head recorded: RecordedHead, time: Date) throws {
         self.transaction = transaction
         self.databases = databases
-        self.clock = clock
+        self.time = time
         (head, link) = (recorded.position, recorded.link)
         let log = databases.logReader(in: transaction)
         applier = try ProjectionApplier(projections, in: transaction, log: log)
@@ -88,7 +92,7 @@ public final class LogBatch {
             throw EventLogError(.invalidArgument, operation: "append", "payload of \(event.payload.count) bytes exceeds 4 GiB")
         }
         let position = head + 1
-        let micros = (event.at ?? clock()).microsecondsSince1970
+        let micros = (event.at ?? time).microsecondsSince1970
         let size = RecordLayout.size(typeLength: typeLength, payloadLength: event.payload.count)
         let previous = link
         var newLink = ChainLink.zero

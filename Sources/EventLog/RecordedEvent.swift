@@ -18,7 +18,7 @@ public struct RecordedEvent: Sendable, Equatable {
     public var type: String
     /// The version of the payload's schema for this type.
     public var schemaVersion: UInt32
-    /// When it was appended: the clock at append, or the time the command
+    /// When it was appended: the write's time (``LogBatch/time``), or the time the command
     /// stated. Stored in whole microseconds since 1970 (UTC).
     public var appendedAt: Date
     /// Microseconds since 1970-01-01T00:00:00Z, as stored.
@@ -52,7 +52,7 @@ public struct NewEvent: Sendable, Equatable {
     public var type: String
     public var schemaVersion: UInt32
     public var payload: [UInt8]
-    /// The time to record; nil records the store's clock at append.
+    /// The time to record; nil records the write's time (``LogBatch/time``).
     public var at: Date?
 
     public init(type: String, schemaVersion: UInt32, payload: [UInt8], at: Date? = nil) {

@@ -24,7 +24,8 @@ public struct StoreOptions: Sendable {
     /// missing store throws ``EventLogError/Code/storeMissing``.
     public var createIfMissing = true
     /// The clock that stamps events appended without a time of their own.
-    /// Projections never read it.
+    /// Read once per write, when the write is handed over
+    /// (``EventStore/transactionTime(_:)``); projections never read it.
     public var clock: @Sendable () -> Date = { Date() }
     /// How many concurrent writers' batches may share one transaction (and
     /// one fsync). 1 turns group commit off.
@@ -100,10 +101,15 @@ public struct WriteOptions: Sendable, Equatable {
     /// timeout, say) appends nothing and returns the first write's positions.
     /// At most 256 UTF-8 bytes.
     public var idempotencyKey: String?
+    /// The write's time (``LogBatch/time``): what its events record when
+    /// they carry no time of their own. nil: the store's clock, read once
+    /// when the write is handed over.
+    public var time: Date?
 
-    public init(expectedHead: Position? = nil, idempotencyKey: String? = nil) {
+    public init(expectedHead: Position? = nil, idempotencyKey: String? = nil, time: Date? = nil) {
         self.expectedHead = expectedHead
         self.idempotencyKey = idempotencyKey
+        self.time = time
     }
 }
 

@@ -35,38 +35,35 @@ import LMDB
 /// - **Backpressure.** At most `depth` writes are in flight (submitted and
 ///   not yet durable); `submit` waits for room beyond that.
 ///
-/// A write's closure runs on the pipeline's committing thread (a serial
-/// dispatch queue), so it must not rely on the submitting thread; like any
-/// write closure it may run more than once (when the map grows) and must act
-/// only through its batch. Work that does not need the transaction (encoding,
-/// tokenizing) belongs before `submit`, or on another thread while earlier
-/// writes commit: that is what a pipeline makes room for.
+/// A write's closure runs on the store's writer thread, so it must not
+/// rely on the submitting thread; like any write closure it may run more
+/// than once (when the map grows) and must act only through its batch. Work
+/// that does not need the transaction (encoding, tokenizing) belongs before
+/// `submit`, or on another thread while earlier writes commit: that is what
+/// a pipeline makes room for.
+///
+/// Writes go straight into the store's group commit, in submission order,
+/// each following the one before (so that it does not run when that one
+/// failed); their acknowledgments run on a serial queue of the pipeline, in
+/// the order the writer finished them, which is submission order.
 ///
 /// `@unchecked Sendable`: the mutable state is read and written only while
-/// `condition` is held; the committing queue runs one drain at a time.
+/// `condition` is held.
 public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
     public let store: EventStore<Views>
     /// The most writes in flight (submitted and not yet durable) at once.
     public let depth: Int
 
     private let condition = NSCondition()
-    private let committer = DispatchQueue(label: "eventlog.pipeline.commit", qos: .userInitiated)
-    /// Submitted, not yet taken by the committer.
-    private var queued: [Entry] = []
-    /// Submitted and not yet complete.
+    /// Runs the acknowledgments, one after another, off the writer thread.
+    private let acknowledgments = DispatchQueue(label: "eventlog.pipeline.acknowledge", qos: .userInitiated)
+    /// Submitted and not yet acknowledged.
     private var inFlight = 0
-    private var draining = false
     private var submitted: UInt64 = 0
     /// The last request submitted: the next one follows it.
-    private var last: WriteQueue.Request?
+    private var last: (any PipelineStep)?
     /// The first failure; nothing submitted after it is applied.
     private var failure: (any Error)?
-
-    /// One write: its request and what to do once its group committed.
-    private struct Entry {
-        var request: WriteQueue.Request
-        var complete: () -> Void
-    }
 
     init(store: EventStore<Views>, depth: Int) {
         self.store = store
@@ -77,12 +74,13 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
     /// commit (but waiting for room while ``depth`` writes are in flight).
     ///
     /// - Parameters:
-    ///   - options: as for ``EventStore/write(_:_:)``: an idempotency key, an expected head.
-    ///   - onDurable: called on the committing thread once the write
-    ///     committed or failed, before its ticket completes; calls come in
-    ///     submission order. It must not wait for this write or a later one
-    ///     of this pipeline (their tickets complete after it returns).
-    ///   - body: runs in the write path on the committing thread, as
+    ///   - options: as for ``EventStore/write(_:_:)``: an idempotency key, an
+    ///     expected head, a time (without one, the store's clock now).
+    ///   - onDurable: called once the write committed or failed, before its
+    ///     ticket completes; calls come in submission order, on the
+    ///     pipeline's acknowledging queue. It must not wait for this write or
+    ///     a later one of this pipeline (their tickets complete after it returns).
+    ///   - body: runs in the write path on the store's writer thread, as
     ///     ``EventStore/write(_:_:)``'s closure does.
     /// - Throws: ``EventLogError/Code/pipelineHalted`` once a write failed,
     ///   the same validation errors as ``EventStore/write(_:_:)``.
@@ -98,8 +96,8 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
     /// write's receipt before anyone sees it (a layer above fills in what the
     /// commit decided, as ``EventStore/write(_:_:)``'s callers do).
     package func submit<R: Sendable>(_ options: WriteOptions, completing: (@Sendable (inout WriteReceipt<R>) -> Void)?,
-                             onDurable: (@Sendable (Result<WriteReceipt<R>, any Error>) -> Void)?,
-                             _ body: @escaping @Sendable (LogBatch) throws -> R) throws -> PipelinedWrite<R> {
+                                     onDurable: (@Sendable (Result<WriteReceipt<R>, any Error>) -> Void)?,
+                                     _ body: @escaping @Sendable (LogBatch) throws -> R) throws -> PipelinedWrite<R> {
         try store.checkWritable(options)
         condition.lock()
         defer { condition.unlock() }
@@ -107,28 +105,13 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
         if let failure { throw halted(by: failure) }
         submitted += 1
         let ticket = PipelinedWrite<R>(sequence: submitted)
-        let receipt = ReceiptBox<R>()
-        let request = WriteQueue.Request(after: last, sequence: submitted) { [store] txn, head in
-            receipt.value = try store.perform(options, body, in: txn, head: &head, after: receipt.value)
+        let request = WriteRequest(options, time: store.transactionTime(options), after: last, sequence: submitted, body)
+        request.notify = .callback { [self] outcome in
+            acknowledgments.async { self.acknowledge(ticket, outcome, completing: completing, onDurable: onDurable) }
         }
         last = request
-        queued.append(Entry(request: request) { [store] in
-            let result: Result<WriteReceipt<R>, any Error>
-            if let error = request.error {
-                result = .failure(error)
-            } else {
-                store.committed(&receipt.value!)
-                completing?(&receipt.value!)
-                result = .success(receipt.value!)
-            }
-            onDurable?(result)
-            ticket.complete(result)
-        })
         inFlight += 1
-        if !draining {
-            draining = true
-            committer.async { self.drain() }
-        }
+        store.groupCommit.submit(request)
         return ticket
     }
 
@@ -148,27 +131,28 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
         return failure
     }
 
-    /// Commits what is queued, group after group, until nothing is.
-    private func drain() {
-        while true {
+    /// One write's outcome, in submission order: the failure is recorded
+    /// before its ticket completes, so whoever sees a failed ticket finds
+    /// the pipeline halted.
+    private func acknowledge<R>(_ ticket: PipelinedWrite<R>, _ outcome: Result<WriteReceipt<R>, any Error>,
+                                completing: (@Sendable (inout WriteReceipt<R>) -> Void)?,
+                                onDurable: (@Sendable (Result<WriteReceipt<R>, any Error>) -> Void)?) {
+        var outcome = outcome
+        switch outcome {
+        case .success(var receipt):
+            completing?(&receipt)
+            outcome = .success(receipt)
+        case .failure(let error):
             condition.lock()
-            let group = queued
-            queued = []
-            if group.isEmpty { draining = false }
-            condition.unlock()
-            if group.isEmpty { return }
-            store.queue.submit(group.map(\.request)) { store.commit($0) }
-            // The failure is recorded before any ticket completes: whoever
-            // sees a failed ticket then finds the pipeline halted.
-            condition.lock()
-            if failure == nil, let error = group.lazy.compactMap(\.request.error).first { failure = error }
-            condition.unlock()
-            for entry in group { entry.complete() }
-            condition.lock()
-            inFlight -= group.count
-            condition.broadcast()
+            if failure == nil { failure = error }
             condition.unlock()
         }
+        onDurable?(outcome)
+        ticket.complete(outcome)
+        condition.lock()
+        inFlight -= 1
+        condition.broadcast()
+        condition.unlock()
     }
 
     private func halted(by failure: any Error) -> EventLogError {
@@ -183,49 +167,31 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
 /// ```swift
 /// let ticket = try pipeline.submit { batch in try batch.append(event) }
 /// let receipt = try ticket.wait()           // durable once this returns
+/// let same = try await ticket.receipt       // or suspend the task instead
 /// ```
-///
-/// `@unchecked Sendable`: `result` is written once, under `condition`.
-public final class PipelinedWrite<R: Sendable>: @unchecked Sendable {
+public final class PipelinedWrite<R: Sendable>: Sendable {
     /// The write's place in its pipeline: 1 for the first submitted.
     public let sequence: UInt64
-    private let condition = NSCondition()
-    private var result: Result<WriteReceipt<R>, any Error>?
+    private let done = Completion<WriteReceipt<R>>()
 
     init(sequence: UInt64) { self.sequence = sequence }
 
     /// Waits until the write committed (and returns its receipt) or failed (and throws why).
     public func wait() throws -> WriteReceipt<R> {
-        condition.lock()
-        defer { condition.unlock() }
-        while result == nil { condition.wait() }
-        return try result!.get()
+        try done.wait()
     }
 
-    /// ``wait()``, off Swift concurrency's cooperative threads.
+    /// ``wait()``, suspending the task instead of blocking a thread.
     public var receipt: WriteReceipt<R> {
-        get async throws { try await BlockingWork.run { try self.wait() } }
+        get async throws { try await done.value }
     }
 
     /// True once the write committed or failed.
-    public var isDone: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return result != nil
-    }
+    public var isDone: Bool { done.isDone }
 
     func complete(_ outcome: Result<WriteReceipt<R>, any Error>) {
-        condition.lock()
-        result = outcome
-        condition.broadcast()
-        condition.unlock()
+        done.complete(outcome)
     }
-}
-
-/// Carries a receipt out of a request's closure. `@unchecked Sendable`: set
-/// by the committing thread inside the write, read by it after the write.
-private final class ReceiptBox<R>: @unchecked Sendable {
-    var value: WriteReceipt<R>?
 }
 
 extension EventStore {

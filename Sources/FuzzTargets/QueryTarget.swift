@@ -52,11 +52,11 @@ enum FuzzStores {
 }
 
 extension ActivityStore {
-    /// Performs `lines` (operations of SPEC §6) when the store is empty.
+    /// Writes `lines` (operations of SPEC §6) when the store is empty.
     func filled(with lines: [String]) throws -> ActivityStore {
         if try head() == 0 {
             let decoder = OperationDecoder()
-            try perform(try lines.map { try decoder.decode($0) })
+            try write(try lines.map { try decoder.decode($0) })
         }
         return self
     }

@@ -27,7 +27,7 @@ enum SnapshotsTarget {
         let store = try ActivityStore(path: Scratch.path("snapshots"), options: FuzzStores.fast).filled(with: FuzzStores.searchableLines)
         let info = try store.eventStore.createSnapshot()
         // Events after the snapshot, so a rebuild applies the log past it too.
-        try store.perform([try OperationDecoder().decode(#"{"op":"resignCurrent","activity":"a1","at":"2026-11-03T00:00:00Z"}"#)])
+        try store.write([try OperationDecoder().decode(#"{"op":"resignCurrent","activity":"a1","at":"2026-11-03T00:00:00Z"}"#)])
         return Store(store: store, path: info.path, original: Array(try Data(contentsOf: URL(fileURLWithPath: info.path))),
                      head: try store.head())
     }

@@ -24,6 +24,8 @@ final class BatchFeed: @unchecked Sendable {
 
     private var chunk: [SearchableItem] = []
     private var cursor = 0
+    /// The index in the source of the chunk's first item.
+    private var chunkFirst = 0
     /// Writers holding a batch of the current chunk.
     private var busy = 0
     private var loading = false
@@ -62,8 +64,9 @@ final class BatchFeed: @unchecked Sendable {
         }
     }
 
-    /// The next batch, or nil when there is none left (or a writer failed).
-    func next() throws -> (items: [SearchableItem], textBytes: Int)? {
+    /// The next batch (`first`: the index in the source of its first item),
+    /// or nil when there is none left (or a writer failed).
+    func next() throws -> (items: [SearchableItem], first: Int, textBytes: Int)? {
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -72,9 +75,10 @@ final class BatchFeed: @unchecked Sendable {
             if cursor < chunk.count {
                 let end = min(chunk.count, cursor + batchSize)
                 let items = Array(chunk[cursor..<end])
+                let first = chunkFirst + cursor
                 cursor = end
                 busy += 1
-                return (items, items.reduce(0) { $0 + $1.textBytes })
+                return (items, first, items.reduce(0) { $0 + $1.textBytes })
             }
             if exhausted { return nil }
             if busy > 0 || loading {
@@ -102,6 +106,7 @@ final class BatchFeed: @unchecked Sendable {
             loading = false
             switch loaded {
             case .success(let items):
+                chunkFirst += chunk.count
                 chunk = items
                 cursor = 0
                 if items.isEmpty { exhausted = true } else { runningSince = clock.now }

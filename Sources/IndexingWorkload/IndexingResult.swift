@@ -20,6 +20,13 @@ public struct IndexingResult: Sendable, Codable, Equatable {
     /// Milliseconds from a write's acknowledgment until the index's
     /// checkpoint covered it (``SearchableLag``).
     public var searchableLag: LatencySummary
+    /// The transactions the store's group commit wrote for those writes
+    /// (``EventLog/GroupCommitStatistics``): fewer than ``commits`` when
+    /// writes shared transactions.
+    public var transactions: Int
+    /// Raw LMDB's commit rate measured beside the engine's, one raw commit
+    /// after each of the engine's (`--alternate-raw`); nil without.
+    public var rawLMDB: RawCommitRate?
     /// The process's resident high-water mark (VmHWM), bytes: the whole
     /// setting's peak when it runs in a process of its own. It includes the
     /// store's memory-mapped pages (and the replay's scratch store's), so it

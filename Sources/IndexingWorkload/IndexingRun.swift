@@ -33,12 +33,19 @@ public enum IndexingRun {
         // Stopping twice is harmless: this ends the thread on every error path.
         defer { _ = sampler.stop() }
         let store = try makeStore(path: storePath, durability: setting.durability)
+        guard !setting.alternatesRaw || (setting.writers == 1 && setting.pipeline == 0) else {
+            throw EventLogError(.invalidArgument, operation: "bench",
+                                "raw LMDB's commits alternate with the engine's only with one writer and no pipeline (writers \(setting.writers), pipeline \(setting.pipeline))")
+        }
+        let raw = setting.alternatesRaw ? try RawCommits(path: storePath + "-raw", durability: setting.durability) : nil
+        defer { if raw != nil { try? FileManager.default.removeItem(atPath: storePath + "-raw") } }
         let feed = try BatchFeed(source: source, batchSize: setting.batchSize, writers: max(1, setting.writers),
                                  limit: itemLimit)
         // Searchable before the clock stops: the index catches up, timed.
         feed.beforePause = { try store.eventStore.waitForIndex(timeout: .seconds(3_600)) }
         let lag = try SearchableLag(store: store)
         let outcome = Outcome()
+        let spread = setting.users.map(UserSpread.init(count:))
         let threads = (0..<max(1, setting.writers)).map { _ in
             Thread {
                 let clock = ContinuousClock()
@@ -46,18 +53,22 @@ public enum IndexingRun {
                 do {
                     while let batch = try feed.next() {
                         let before = clock.now
+                        // One operation for the batch, or one an item in its user's space.
+                        let commands = spread.map { $0.commands(batch.items, first: batch.first) }
+                            ?? [ActivityCommand.Timed(.indexSearchableItems(batch.items))]
                         guard let pipeline else {
-                            let result = try store.indexSearchableItems(batch.items)
-                            if let last = result.positions?.upperBound { lag.acknowledged(last) }
-                            let total = outcome.record(items: batch.items.count, textBytes: batch.textBytes,
-                                                       latency: (clock.now - before).milliseconds)
+                            let results = try store.write(commands)
+                            if let last = results.last?.positions?.upperBound { lag.acknowledged(last) }
+                            let latency = (clock.now - before).milliseconds
+                            try raw?.commitOne()
+                            let total = outcome.record(items: batch.items.count, textBytes: batch.textBytes, latency: latency)
                             feed.done()
                             progress?(total)
                             continue
                         }
                         // Latency: from hand-over to durable.
                         let (count, textBytes) = (batch.items.count, batch.textBytes)
-                        try pipeline.submit([ActivityCommand.Timed(.indexSearchableItems(batch.items))]) { result in
+                        try pipeline.submit(commands) { result in
                             switch result {
                             case .success(let results):
                                 if let last = results.last?.positions?.upperBound { lag.acknowledged(last) }
@@ -82,13 +93,14 @@ public enum IndexingRun {
         outcome.waitFor(threads.count)
         let seconds = feed.timedSeconds()
         let searchableLag = lag.finish()
+        let transactions = store.eventStore.groupCommitStatistics.transactions
         let indexingPeak = sampler.peakSoFar()
         if let error = outcome.error { throw error }
         let capped = try feed.hasMore()
 
         let replay = try store.eventStore.verifyViews(full: true)
         var latency: QueryLatency?
-        if !queries.isEmpty { latency = try measure(queries, on: store) }
+        if !queries.isEmpty { latency = try measure(queries, on: store, users: spread) }
         let anonymousPeak = max(sampler.stop(), indexingPeak)
         let replaySeconds = max(replay.report.seconds, 1e-9)
         return IndexingResult(
@@ -98,6 +110,13 @@ public enum IndexingRun {
             commits: outcome.latencies.count,
             commitLatency: LatencySummary(outcome.latencies),
             searchableLag: searchableLag,
+            transactions: transactions,
+            rawLMDB: raw.map { raw in
+                let engineSeconds = outcome.latencies.reduce(0, +) / 1000
+                let engineRate = engineSeconds > 0 ? Double(outcome.latencies.count) / engineSeconds : 0
+                return RawCommitRate(commitsPerSecond: raw.commitsPerSecond,
+                                     engineRatio: raw.commitsPerSecond > 0 ? engineRate / raw.commitsPerSecond : 0)
+            },
             peakResidentBytes: ResidentMemory.peak(),
             peakAnonymousBytes: anonymousPeak,
             indexingPeakAnonymousBytes: indexingPeak,
@@ -129,15 +148,20 @@ public enum IndexingRun {
         try store.eventStore.waitForIndex(timeout: .seconds(3_600))
     }
 
-    /// Each query once to warm the caches, then each timed once.
-    public static func measure(_ queries: [String], on store: ActivityStore, now: Date = Date()) throws -> QueryLatency {
-        for query in queries { _ = try store.search(query, now: now) }
+    /// Each query once to warm the caches, then each timed once; with
+    /// `users`, query k as user `u{k mod N}` (``UserSpread``), else in the
+    /// default space.
+    public static func measure(_ queries: [String], on store: ActivityStore, now: Date = Date(),
+                               users: UserSpread? = nil) throws -> QueryLatency {
+        let spaces = queries.indices.map { k in store.user(users?.user(k) ?? "") }
+        for (k, query) in queries.enumerated() { _ = try spaces[k].search(query, now: now) }
         let clock = ContinuousClock()
         var samples: [Double] = []
         var withHits = 0
-        for query in queries {
+        for (k, query) in queries.enumerated() {
+            let space = spaces[k]
             let before = clock.now
-            let hits = try store.search(query, now: now)
+            let hits = try space.search(query, now: now)
             samples.append((clock.now - before).milliseconds * 1000)
             if !hits.isEmpty { withHits += 1 }
         }

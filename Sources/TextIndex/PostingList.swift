@@ -3,8 +3,10 @@
 ///
 /// ```
 /// varint  count of documents
-/// u16     offset of the last document (big-endian), so that a flush can
-///         append without decoding what is there
+/// u16     when the count is 2 or more: the offset of the last document
+///         (big-endian), so that a flush can append and a merge join
+///         values without decoding them (of one document, the offset that
+///         follows is the last)
 /// then per document, by increasing offset:
 ///   varint  offset − previous offset (the first: the offset itself)
 ///   u8      field mask (bit i: the term occurs in field slot i)
@@ -28,8 +30,22 @@ enum PostingList {
     static func header(_ bytes: UnsafeRawBufferPointer) throws -> (count: Int, last: Int, body: Int) {
         var r = ByteReader(bytes)
         let count = try r.int()
+        guard count != 1 else {
+            // One document: no stored last offset; it is the first one's.
+            let body = r.offset
+            return (count, try r.int(), body)
+        }
         let hi = try r.byte(), lo = try r.byte()
         return (count, Int(hi) << 8 | Int(lo), r.offset)
+    }
+
+    /// Appends the header of a value of `count` documents (1 or more) whose last is at offset `last`.
+    @inline(__always)
+    static func appendHeader(count: Int, last: Int, to out: inout [UInt8]) {
+        appendVarint(count, to: &out)
+        guard count > 1 else { return }
+        out.append(UInt8(last >> 8))
+        out.append(UInt8(last & 0xFF))
     }
 
     /// The length of the payload starting at `offset` in `bytes`.
@@ -67,9 +83,7 @@ enum PostingList {
             newLast = h.last
         }
         guard count > 0 else { return }
-        appendVarint(count, to: &out)
-        out.append(UInt8(newLast >> 8))
-        out.append(UInt8(newLast & 0xFF))
+        appendHeader(count: count, last: newLast, to: &out)
         var last = -1
         for v in values {
             try v.withUnsafeBytes { raw in
@@ -85,22 +99,30 @@ enum PostingList {
         }
     }
 
-    /// The value of a key that holds only `changes` (new documents, sorted
-    /// by offset, each set once): what ``merge(_:_:payloads:into:)`` writes
-    /// for an absent key, without its general merge.
-    static func encode(_ changes: ArraySlice<PostingChange>, payloads: [UInt8], into out: inout [UInt8]) {
-        out.removeAll(keepingCapacity: true)
+    /// Appends to `out` the value of a key that holds only `changes` (new
+    /// documents, sorted by offset, each set once): what
+    /// ``merge(_:_:payloads:into:)`` writes for an absent key, without its
+    /// general merge.
+    static func append(_ changes: ArraySlice<PostingChange>, payloads: [UInt8], to out: inout [UInt8]) {
         guard let lastChange = changes.last else { return }
+        if changes.count == 1 {
+            // One document (most of a small space's values): its offset, its payload.
+            out.append(1)
+            appendVarint(Int(lastChange.offset), to: &out)
+            out.append(contentsOf: payloads[Int(lastChange.payloadStart)..<Int(lastChange.payloadEnd)])
+            return
+        }
         // Sized first, then written through a pointer: a value is written
         // for every term of every new document, a few bytes a posting.
         // At most: a 5-byte count, 2 bytes of last offset, and per document
         // a 2-byte delta (offsets < 4,096) and its payload.
+        let base = out.count
         var size = 7
         for c in changes { size += 2 + Int(c.payloadEnd - c.payloadStart) }
         out.append(contentsOf: repeatElement(0, count: size))
         let written = out.withUnsafeMutableBufferPointer { o -> Int in
             payloads.withUnsafeBufferPointer { p -> Int in
-                var w = 0
+                var w = base
                 @inline(__always) func varint(_ value: Int) {
                     var v = UInt(value)
                     while v >= 0x80 { o[w] = UInt8(truncatingIfNeeded: v) | 0x80; w += 1; v >>= 7 }
@@ -147,10 +169,7 @@ enum PostingList {
             let existing = existing!
             count = head.count
             last = head.last
-            appendVarint(count + changes.count, to: &out)
-            let newLast = Int(changes.last!.offset)
-            out.append(UInt8(newLast >> 8))
-            out.append(UInt8(newLast & 0xFF))
+            appendHeader(count: count + changes.count, last: Int(changes.last!.offset), to: &out)
             out.append(contentsOf: UnsafeRawBufferPointer(rebasing: existing[head.body...]))
             for c in changes {
                 appendVarint(Int(c.offset) - last, to: &out)
@@ -200,9 +219,7 @@ enum PostingList {
             try advance()
         }
         guard count > 0 else { return false }
-        appendVarint(count, to: &out)
-        out.append(UInt8(last >> 8))
-        out.append(UInt8(last & 0xFF))
+        appendHeader(count: count, last: last, to: &out)
         out.append(contentsOf: body)
         return true
     }

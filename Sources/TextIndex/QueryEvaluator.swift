@@ -245,7 +245,7 @@ struct QueryEvaluator {
             func add(_ value: UnsafeRawBufferPointer, block: UInt32) throws {
                 var r = ByteReader(value)
                 let count = try r.int()
-                r.offset += 2  // the last offset
+                if count > 1 { r.offset += 2 }  // the last offset
                 var offset = -1
                 for _ in 0..<count {
                     let delta = try r.int()

@@ -32,6 +32,15 @@ struct RunContents {
         term.withUnsafeBytes { t in value.withUnsafeBytes { v in append(term: t, value: v) } }
     }
 
+    /// Appends `term` with the postings value of new documents `changes`
+    /// (``PostingList/append(_:payloads:to:)``), encoded in place.
+    mutating func append(term: ArraySlice<UInt8>, postings changes: ArraySlice<PostingChange>, payloads: [UInt8]) {
+        terms.append(contentsOf: term)
+        termEnds.append(terms.count)
+        PostingList.append(changes, payloads: payloads, to: &values)
+        valueEnds.append(values.count)
+    }
+
     mutating func removeAll() {
         terms.removeAll(keepingCapacity: true)
         termEnds.removeAll(keepingCapacity: true)

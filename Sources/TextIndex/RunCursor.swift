@@ -5,9 +5,11 @@ import LMDB
 /// `runs`, as a cursor reads keys: ``seek(_:)`` to the first term not below
 /// one, then ``next()``. A term's entry is in the page with the last first
 /// term not above it (``page(holding:_:)``: one seek, the page before it),
-/// then a binary search in the page.
+/// then a binary search of the page's restarts and a short scan.
 ///
-/// Entries point into LMDB's pages: valid until the transaction writes or ends.
+/// An entry's value points into LMDB's pages (valid until the transaction
+/// writes or ends); its term into the cursor's ``TermBuffer`` (valid until
+/// the next call: terms are front-coded in a page).
 ///
 /// ```swift
 /// var run = RunCursor(cursor)
@@ -23,7 +25,8 @@ struct RunCursor {
     let cursor: Cursor<[UInt8], [UInt8]>
     private var prefix: [UInt8] = []
     private var page: RunPage?
-    private var index = 0
+    private var position = RunPage.Position()
+    private let term = TermBuffer()
 
     init(_ cursor: Cursor<[UInt8], [UInt8]>) {
         self.cursor = cursor
@@ -65,28 +68,32 @@ struct RunCursor {
         guard let found = try RunCursor.page(holding: key, cursor) else { page = nil; return nil }
         prefix.removeAll(keepingCapacity: true)
         prefix.append(contentsOf: key[0..<RunCursor.prefixCount])
-        // Past the page's last term: the next page's first.
         let page = try RunPage(found.value)
-        let i = try page.lowerBound(UnsafeRawBufferPointer(rebasing: key[RunCursor.prefixCount...]))
-        return i < page.count ? try open(page, at: i) : try nextPage()
+        self.page = page
+        // Past the page's last term: the next page's first.
+        if let value = try page.lowerBound(UnsafeRawBufferPointer(rebasing: key[RunCursor.prefixCount...]), term, at: &position) {
+            return (term.bytes, value)
+        }
+        return try nextPage()
     }
 
     /// The entry after the last one returned, or nil at the run's end.
     mutating func next() throws -> Entry? {
         guard let page else { return nil }
-        index += 1
-        if index < page.count { return try page.entry(index) }
+        if position.index < page.count {
+            let value = try page.entry(at: &position, term: term)
+            return (term.bytes, value)
+        }
         return try nextPage()
-    }
-
-    private mutating func open(_ page: RunPage, at i: Int) throws -> Entry {
-        self.page = page
-        index = i
-        return try page.entry(i)
     }
 
     private mutating func nextPage() throws -> Entry? {
         guard let e = try cursor.nextBytes(), inRun(e.key) else { page = nil; return nil }
-        return try open(RunPage(e.value), at: 0)
+        let page = try RunPage(e.value)
+        self.page = page
+        position = RunPage.Position()
+        term.count = 0
+        let value = try page.entry(at: &position, term: term)
+        return (term.bytes, value)
     }
 }

@@ -1,110 +1,211 @@
+import Foundation
 import LMDB
 
-/// One page of a run of the open block: consecutive terms of the run with
-/// their postings values, under one key of database `runs` (`space ‖ block ‖
-/// u16 start ‖ the page's first term`).
+/// One page of a run: consecutive entries (term, postings value) of the run,
+/// in term order, as the value of one key of database `runs` (`space ‖
+/// block ‖ start ‖ first term`). A run is split into pages after every
+/// *boundary term* (``isBoundary(_:)``: one term in 32, by a hash of its
+/// bytes alone) once it holds about 11 KB, before an entry that would take
+/// it past three LMDB overflow pages, and at its end (``pages(_:)``), so that
+/// where pages end is a function of the run's entries alone, whatever
+/// flushes wrote it.
 ///
-/// A run's entries (terms in byte order) are split into pages after every
-/// *boundary term*, one whose FNV-1a hash (``TermTable/hash(_:)``) has its top
-/// five bits zero (one term in 32 on average), and at the run's end. The
-/// split is a function of the run's terms alone, as the boundaries of
-/// content-defined chunking are: a run changed in place (a replaced or
-/// removed document) is split exactly as the same entries written at once
-/// would be, so what is written depends on the flushes, never on the history
-/// of a page. One key a page instead of one a term: a flush of 500 items puts
-/// about 160 keys for its run instead of about 5,000.
+/// Terms are front-coded (each after the bytes it shares with the term
+/// before it), with a *restart* every ``restartInterval`` entries where the
+/// whole term is written, as LevelDB's blocks are:
 ///
 /// ```
 /// varint  n, the entry count (1 or more)
-/// u32 × n the end of entry i in bytes from the first entry's start (big-endian)
-/// per entry, by term: varint term length, the term, its postings value
-///         (``PostingList``: to the entry's end)
+/// u32 × ⌈n / 16⌉  where entry 16·k starts, in bytes from the first entry (big-endian)
+/// per entry, by term:
+///   varint  bytes shared with the previous term (0 at a restart)
+///   varint  count of the bytes that follow, then those bytes
+///   varint  length of the postings value, then the value (``PostingList``)
 /// ```
-///
-/// Reading checks every offset and length and throws
-/// ``TextIndexError/corrupt(_:)`` rather than trap on damaged bytes.
 ///
 /// ```swift
-/// let page = try RunPage(value)
-/// let i = try page.lowerBound(term)
-/// if i < page.count, try KeyOrder.compare(page.entry(i).term, term) == 0 { … }
+/// let page = try RunPage(bytes)
+/// var at = try page.lowerBound(term, into: buffer)   // binary search of the restarts, then a scan
 /// ```
 struct RunPage {
-    /// The table of entry ends.
-    let ends: UnsafeRawBufferPointer
-    /// The entries, after the table.
+    /// Entries between restarts (a whole term is written every this many).
+    static let restartInterval = 16
+
+    /// The restart table.
+    let restarts: UnsafeRawBufferPointer
+    /// The entries.
     let entries: UnsafeRawBufferPointer
     let count: Int
 
     init(_ bytes: UnsafeRawBufferPointer) throws {
         var r = ByteReader(bytes)
         let n = try r.int()
-        guard n >= 1, n <= (bytes.count - r.offset) / 4 else { throw TextIndexError.corrupt("run page count") }
+        let k = (n + RunPage.restartInterval - 1) / RunPage.restartInterval
+        guard n >= 1, k <= (bytes.count - r.offset) / 4 else { throw TextIndexError.corrupt("run page count") }
         let table = r.offset
-        ends = UnsafeRawBufferPointer(rebasing: bytes[table..<table + 4 * n])
-        entries = UnsafeRawBufferPointer(rebasing: bytes[(table + 4 * n)...])
+        restarts = UnsafeRawBufferPointer(rebasing: bytes[table..<table + 4 * k])
+        entries = UnsafeRawBufferPointer(rebasing: bytes[(table + 4 * k)...])
         count = n
-        guard end(n - 1) == entries.count else { throw TextIndexError.corrupt("run page length") }
     }
 
     @inline(__always)
-    private func end(_ i: Int) -> Int {
-        Int(UInt32(bigEndian: ends.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)))
+    private func restart(_ k: Int) throws -> Int {
+        let at = Int(UInt32(bigEndian: restarts.loadUnaligned(fromByteOffset: 4 * k, as: UInt32.self)))
+        guard at < entries.count else { throw TextIndexError.corrupt("run page restart") }
+        return at
     }
 
-    /// Entry `i`'s term and postings value (bytes of the page).
+    /// Where a scan of the page stands: the next entry's index and byte
+    /// offset, and the term before it (in ``TermBuffer``).
+    struct Position {
+        var index = 0
+        var offset = 0
+    }
+
+    /// Decodes the entry at `position` (before the page's end): its term
+    /// into `term` (over the bytes it shares with the previous one, which
+    /// `term` holds), its value as bytes of the page; advances `position`.
     @inline(__always)
-    func entry(_ i: Int) throws -> (term: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        let start = i == 0 ? 0 : end(i - 1), stop = end(i)
-        guard start < stop, stop <= entries.count else { throw TextIndexError.corrupt("run page entry") }
-        var r = ByteReader(UnsafeRawBufferPointer(rebasing: entries[start..<stop]))
+    func entry(at position: inout Position, term: TermBuffer) throws -> UnsafeRawBufferPointer {
+        var r = ByteReader(entries, offset: position.offset)
+        let shared = try r.int()
+        let suffix = try r.int()
+        let restartsHere = position.index % RunPage.restartInterval == 0
+        guard shared <= term.count, !restartsHere || shared == 0, shared + suffix <= TermBuffer.capacity,
+              suffix <= entries.count - r.offset else { throw TextIndexError.corrupt("run page term") }
+        term.set(shared, UnsafeRawBufferPointer(rebasing: entries[r.offset..<r.offset + suffix]))
+        r.offset += suffix
         let length = try r.int()
-        let termStart = start + r.offset
-        guard length <= stop - termStart else { throw TextIndexError.corrupt("run page term") }
-        return (UnsafeRawBufferPointer(rebasing: entries[termStart..<termStart + length]),
-                UnsafeRawBufferPointer(rebasing: entries[(termStart + length)..<stop]))
+        guard length <= entries.count - r.offset else { throw TextIndexError.corrupt("run page value") }
+        let value = UnsafeRawBufferPointer(rebasing: entries[r.offset..<r.offset + length])
+        position.offset = r.offset + length
+        position.index += 1
+        return value
     }
 
-    /// The first entry whose term is not below `term` (``count`` when none).
-    func lowerBound(_ term: UnsafeRawBufferPointer) throws -> Int {
-        var low = 0, high = count
-        while low < high {
+    /// The whole term of restart `k` (bytes of the page: shared is 0 there).
+    @inline(__always)
+    private func restartTerm(_ k: Int) throws -> UnsafeRawBufferPointer {
+        var r = ByteReader(entries, offset: try restart(k))
+        guard try r.int() == 0 else { throw TextIndexError.corrupt("run page restart term") }
+        let n = try r.int()
+        guard n <= entries.count - r.offset else { throw TextIndexError.corrupt("run page term") }
+        return UnsafeRawBufferPointer(rebasing: entries[r.offset..<r.offset + n])
+    }
+
+    /// The position of the first entry whose term is not below `term`
+    /// (`index == count` when none is), its term in `buffer` and value
+    /// returned (nil when none): a binary search of the restarts, then a
+    /// scan of at most ``restartInterval`` entries.
+    func lowerBound(_ term: UnsafeRawBufferPointer, _ buffer: TermBuffer,
+                    at position: inout Position) throws -> UnsafeRawBufferPointer? {
+        // The last restart whose term is below `term` (else the first).
+        var low = 0, high = (count + RunPage.restartInterval - 1) / RunPage.restartInterval
+        while high - low > 1 {
             let mid = (low + high) / 2
-            if KeyOrder.compare(try entry(mid).term, term) < 0 { low = mid + 1 } else { high = mid }
+            if KeyOrder.compare(try restartTerm(mid), term) < 0 { low = mid } else { high = mid }
         }
-        return low
+        position = Position(index: low * RunPage.restartInterval, offset: try restart(low))
+        buffer.count = 0
+        while position.index < count {
+            let value = try entry(at: &position, term: buffer)
+            if KeyOrder.compare(buffer.bytes, term) >= 0 { return value }
+        }
+        return nil
     }
 
     /// Appends every entry to `contents` (copied: the page's bytes are LMDB's).
-    func append(to contents: inout RunContents) throws {
-        for i in 0..<count {
-            let (term, value) = try entry(i)
-            contents.append(term: term, value: value)
+    func append(to contents: inout RunContents, _ buffer: TermBuffer) throws {
+        var position = Position()
+        buffer.count = 0
+        while position.index < count {
+            let value = try entry(at: &position, term: buffer)
+            contents.append(term: buffer.bytes, value: value)
         }
+        guard position.offset == entries.count else { throw TextIndexError.corrupt("run page length") }
     }
 
-    /// Whether a page ends after `term`.
+    /// Whether `term` may end a page: one term in 32, by its hash.
     @inline(__always)
     static func isBoundary(_ term: UnsafeRawBufferPointer) -> Bool {
         TermTable.hash(term.bindMemory(to: UInt8.self)) >> 59 == 0
     }
 
-    /// The pages of `contents` (a run's entries, in term order): ranges of
-    /// entries, each ending after a boundary term or at the end.
-    static func pages(_ contents: RunContents) -> [Range<Int>] {
+    /// A page is at most this many bytes (unless one entry is larger): an
+    /// LMDB value of three overflow pages exactly (4,096 bytes each, less
+    /// the 16-byte page header), so that a run's pages fill the file's
+    /// pages rather than leave most of a last one empty.
+    static let maximumBytes = 3 * 4096 - 16
+    /// A boundary term ends a page only once it holds this many bytes.
+    static let minimumBytes = 11 * 1024
+
+    /// The pages of `contents` (a run's entries, in term order), greedily
+    /// from the first: a page ends after a boundary term once it holds
+    /// ``minimumBytes``, before an entry that would take it past
+    /// ``maximumBytes``, or at the end. Where a page ends depends on its
+    /// own entries alone, so a run paged from one of its page starts (an
+    /// edit's) pages as the whole run does from there. `endsNaturally`: the
+    /// last page would end where it does even if more entries followed (its
+    /// last term is a boundary term and it is full enough), so that the
+    /// pages after it are those of the entries after it alone.
+    static func pages(_ contents: RunContents) -> (ranges: [Range<Int>], endsNaturally: Bool) {
         var pages: [Range<Int>] = []
         var start = 0
+        var bytes = 0          // the entries' bytes so far
+        var natural = false
         contents.terms.withUnsafeBytes { terms in
             for i in 0..<contents.count {
-                let range = contents.term(i)
-                if isBoundary(UnsafeRawBufferPointer(rebasing: terms[range])) {
+                let term = contents.term(i)
+                var size = entrySize(terms, term, previous: i > start ? contents.term(i - 1) : nil,
+                                     restarts: (i - start) % restartInterval == 0, value: contents.value(i).count)
+                if i > start && headerSize(i + 1 - start) + bytes + size > maximumBytes {
+                    pages.append(start..<i)
+                    start = i
+                    bytes = 0
+                    size = entrySize(terms, term, previous: nil, restarts: true, value: contents.value(i).count)
+                }
+                bytes += size
+                natural = headerSize(i + 1 - start) + bytes >= minimumBytes && isBoundary(UnsafeRawBufferPointer(rebasing: terms[term]))
+                if natural {
                     pages.append(start..<i + 1)
                     start = i + 1
+                    bytes = 0
                 }
             }
         }
         if start < contents.count { pages.append(start..<contents.count) }
-        return pages
+        return (pages, natural)
+    }
+
+    /// Bytes before the entries of a page of `n` entries.
+    @inline(__always)
+    static func headerSize(_ n: Int) -> Int {
+        varintSize(n) + 4 * ((n + restartInterval - 1) / restartInterval)
+    }
+
+    @inline(__always)
+    static func varintSize(_ value: Int) -> Int {
+        var n = 1, v = UInt(value)
+        while v >= 0x80 { v >>= 7; n += 1 }
+        return n
+    }
+
+    /// Bytes shared by the terms at `a` and `b` of `terms`.
+    @inline(__always)
+    static func sharedPrefix(_ terms: UnsafeRawBufferPointer, _ a: Range<Int>, _ b: Range<Int>) -> Int {
+        let n = min(a.count, b.count)
+        var shared = 0
+        while shared < n && terms[a.lowerBound + shared] == terms[b.lowerBound + shared] { shared += 1 }
+        return shared
+    }
+
+    /// The encoded size of an entry (term at `term` of `terms`, after the
+    /// one at `previous`, a restart or not; a value of `value` bytes).
+    @inline(__always)
+    static func entrySize(_ terms: UnsafeRawBufferPointer, _ term: Range<Int>, previous: Range<Int>?, restarts: Bool,
+                          value: Int) -> Int {
+        let shared = restarts ? 0 : previous.map { sharedPrefix(terms, $0, term) } ?? 0
+        return varintSize(shared) + varintSize(term.count - shared) + term.count - shared + varintSize(value) + value
     }
 
     /// Writes the page of `contents`' entries `range` (not empty) into `out`.
@@ -112,30 +213,45 @@ struct RunPage {
         out.removeAll(keepingCapacity: true)
         PostingList.appendVarint(range.count, to: &out)
         let table = out.count
-        let first = table + 4 * range.count
+        let restartCount = (range.count + restartInterval - 1) / restartInterval
+        let first = table + 4 * restartCount
         var size = first
-        for i in range { size += 5 + contents.term(i).count + contents.value(i).count }
+        for i in range { size += 15 + contents.term(i).count + contents.value(i).count }
         out.append(contentsOf: repeatElement(0, count: size - out.count))
         // Sized first, then written through pointers: a page a few dozen entries.
         let written = out.withUnsafeMutableBytes { o in
             contents.terms.withUnsafeBytes { terms in
                 contents.values.withUnsafeBytes { values in
                     var w = first
-                    for i in range {
-                        let term = contents.term(i), value = contents.value(i)
-                        var n = UInt(term.count)
+                    @inline(__always) func varint(_ value: Int) {
+                        var n = UInt(value)
                         while n >= 0x80 { o[w] = UInt8(truncatingIfNeeded: n) | 0x80; w += 1; n >>= 7 }
                         o[w] = UInt8(n)
                         w += 1
-                        if !term.isEmpty {
-                            o.baseAddress!.advanced(by: w).copyMemory(from: terms.baseAddress!.advanced(by: term.lowerBound), byteCount: term.count)
+                    }
+                    var previous = 0..<0
+                    for i in range {
+                        let k = i - range.lowerBound
+                        let term = contents.term(i), value = contents.value(i)
+                        var shared = 0
+                        if k % restartInterval == 0 {
+                            o.storeBytes(of: UInt32(w - first).bigEndian, toByteOffset: table + 4 * (k / restartInterval), as: UInt32.self)
+                        } else {
+                            shared = sharedPrefix(terms, previous, term)
                         }
-                        w += term.count
+                        varint(shared)
+                        varint(term.count - shared)
+                        if term.count > shared {
+                            o.baseAddress!.advanced(by: w).copyMemory(from: terms.baseAddress!.advanced(by: term.lowerBound + shared),
+                                                                      byteCount: term.count - shared)
+                        }
+                        w += term.count - shared
+                        varint(value.count)
                         if !value.isEmpty {
                             o.baseAddress!.advanced(by: w).copyMemory(from: values.baseAddress!.advanced(by: value.lowerBound), byteCount: value.count)
                         }
                         w += value.count
-                        o.storeBytes(of: UInt32(w - first).bigEndian, toByteOffset: table + 4 * (i - range.lowerBound), as: UInt32.self)
+                        previous = term
                     }
                     return w
                 }

@@ -685,7 +685,7 @@ struct Searcher {
         var p = base
         let end = base + bytes.count
         let count = try Searcher.varint(&p, end)
-        p += 2  // the last offset
+        if count > 1 { p += 2 }  // the last offset
         var offset = -1
         let r8 = UInt8(truncatingIfNeeded: rank)
         let k1 = TextIndex.k1

@@ -10,7 +10,7 @@ extension TextIndexWriter {
         let cursor = try index.runs.cursor(in: txn)
         var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.count > prefix.count, e.key.starts(with: prefix) {
-            try RunPage(e.value).append(to: &contents)
+            try RunPage(e.value).append(to: &contents, pageTerm)
             entry = try cursor.nextBytes()
         }
         return contents
@@ -23,7 +23,7 @@ extension TextIndexWriter {
         var key = prefix
         var page: [UInt8] = []
         var append = append
-        for range in RunPage.pages(contents) {
+        for range in RunPage.pages(contents).ranges {
             key.removeLast(key.count - prefix.count)
             key.append(contentsOf: contents.terms[contents.term(range.lowerBound)])
             RunPage.encode(contents, range, into: &page)
@@ -39,8 +39,9 @@ extension TextIndexWriter {
     /// by offset) to the stored run at `prefix`: the pages that hold those
     /// terms are read, changed and written again, split as the run's whole
     /// content would be (``RunPage``). A segment of pages read grows by the
-    /// next page until, changed, it ends after a boundary term, or at the
-    /// run's end.
+    /// next page until, changed and paged from its start, its last page
+    /// ends where more entries would not move it (``RunPage/pages(_:)``'s
+    /// `endsNaturally`), or at the run's end.
     func editRun(_ prefix: [UInt8], _ edits: [RunEdit], _ changes: [PostingChange], arena: [UInt8]) throws {
         let cursor = try index.runs.cursor(in: txn)
         var key: [UInt8] = []
@@ -63,7 +64,7 @@ extension TextIndexWriter {
                 var next: Cursor<[UInt8], [UInt8]>.RawEntry?
                 if let p = page {
                     pageKeys.append(Array(p.key))
-                    try RunPage(p.value).append(to: &stored)
+                    try RunPage(p.value).append(to: &stored, pageTerm)
                     next = try cursor.nextBytes()
                     if let n = next, !inRun(n.key) { next = nil }
                 }
@@ -75,10 +76,9 @@ extension TextIndexWriter {
                     last += 1
                 }
                 try apply(edits[first..<last], to: stored, changes, arena: arena, into: &edited, scratch: &scratch)
-                let endsAtBoundary = edited.count > 0 && edited.terms.withUnsafeBytes {
-                    RunPage.isBoundary(UnsafeRawBufferPointer(rebasing: $0[edited.term(edited.count - 1)]))
-                }
-                guard let n = next, !endsAtBoundary else { break }
+                // Paged from the first page read, the changed entries end a
+                // page where the run did: the pages after are unchanged.
+                guard let n = next, !RunPage.pages(edited).endsNaturally else { break }
                 page = n
             }
             for k in pageKeys { _ = try index.runs.delete(k, in: txn) }
@@ -490,12 +490,11 @@ extension TextIndexWriter {
             guard changes[k..<j].allSatisfy(\.isSet) else { throw TextIndexError.corrupt("removal of a new document") }
             // New documents: written once.
             if block < fullBlocks {
-                PostingList.encode(changes[k..<j], payloads: arena, into: &value)
                 if block == openBlock && sealsOpen {
-                    sealingNew.append(term: table.bytes(termId), value: value)
+                    sealingNew.append(term: table.bytes(termId), postings: changes[k..<j], payloads: arena)
                 } else {
                     if direct == nil { direct = (block, RunContents()) }
-                    direct!.contents.append(term: table.bytes(termId), value: value)
+                    direct!.contents.append(term: table.bytes(termId), postings: changes[k..<j], payloads: arena)
                 }
             } else {
                 // The block left open: split by the plan's runs.
@@ -504,9 +503,8 @@ extension TextIndexWriter {
                     let end = r + 1 < plan.runs.count ? plan.runs[r + 1].start : UInt16.max
                     var m = k
                     while m < j && changes[m].offset < end { m += 1 }
-                    PostingList.encode(changes[k..<m], payloads: arena, into: &value)
                     guard plan.runs[r].content != .stored else { throw TextIndexError.corrupt("new documents in a stored run") }
-                    newEntries[r].append(term: table.bytes(termId), value: value)
+                    newEntries[r].append(term: table.bytes(termId), postings: changes[k..<m], payloads: arena)
                     k = m
                 }
             }

@@ -32,7 +32,11 @@ public final class TextIndexWriter {
     var ranges: [Range<Int>] = []
     var occurrences: [UInt16] = []
     /// The terms of the pending documents (and, during a flush, of the ones they replace).
-    var table = TermTable()
+    /// Small at first, growing as terms come: a transaction makes a writer
+    /// for every space it touches, and most hold a document or two (a table
+    /// sized for a batch's thousands of terms cost 96 KB of reservations and
+    /// a 16 KB reset at each of their flushes).
+    var table = TermTable(expected: 64)
     var stats: IndexStatistics?
     /// The stored next document id when `stats` was read or last flushed:
     /// ids from it on are new in the pending batch.
@@ -53,6 +57,8 @@ public final class TextIndexWriter {
     var upsertedFieldNames = Set<String>()
     /// Whether the space's tokenizer stamp was checked (or written) by this writer.
     var tokenizerChecked = false
+    /// The term of the run page entry being read (pages are front-coded).
+    let pageTerm = TermBuffer()
 
     static let autoFlushCount = 4096
 

@@ -46,4 +46,76 @@ struct AsyncFaceTests {
         let rejected = await #expect(throws: ActivityError.self) { try await store.user("alice").becomeCurrent("missing") }
         #expect(rejected?.code == .unknownActivity)
     }
+
+    @Test("commands from 64 tasks wait together in the group commit and share one commit; a rejected one undoes only itself")
+    func sixtyFourTasksShareACommit() async throws {
+        let path = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = try ActivityStore(path: path, options: testOptions())
+        try await store.declareActivityTypes([viewOrder])
+        let before = store.eventStore.groupCommitStatistics
+        // A write that holds the writer until all 64 commands are queued.
+        let holding = HeldWriter(store)
+        try await eventually { store.eventStore.groupCommitStatistics.transactions == before.transactions + 1 }
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for n in 0..<64 {
+                group.addTask {
+                    let space = store.user("u\(n)")
+                    do {
+                        // Every eighth names an activity that does not exist: rejected alone.
+                        if n % 8 == 5 { try await space.becomeCurrent("missing") } else {
+                            try await space.createActivity(makeActivity("a", device: "phone") { $0.title = "latte \(n)" })
+                        }
+                        return true
+                    } catch let error as ActivityError where error.code == .unknownActivity {
+                        return false
+                    }
+                }
+            }
+            try await eventually { store.eventStore.groupCommitStatistics.waiting == 64 }
+            holding.release()
+            var written = 0
+            for try await ok in group where ok { written += 1 }
+            #expect(written == 56)
+        }
+        let after = store.eventStore.groupCommitStatistics
+        #expect(after.transactions - before.transactions == 2, "the holder's, then one for all 64")
+        #expect(after.largestGroup == 64)
+        for n in 0..<64 {
+            #expect(try await store.user("u\(n)").activity("a")?.activity.title == (n % 8 == 5 ? nil : "latte \(n)"))
+        }
+        #expect(try store.eventStore.verifyViews(full: true).isEqual)
+    }
+}
+
+/// Polls `condition` until it holds; fails the test after a minute.
+func eventually(_ condition: @Sendable () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while !condition() {
+        try #require(ContinuousClock.now < deadline, "the condition did not hold within a minute")
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// Holds a store's writer in a write of its own (on a thread) until released.
+final class HeldWriter: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var open = false
+
+    init(_ store: ActivityStore) {
+        Thread { [self] in
+            _ = try? store.eventStore.write { _ in
+                condition.lock()
+                while !open { condition.wait() }
+                condition.unlock()
+            }
+        }.start()
+    }
+
+    func release() {
+        condition.lock()
+        open = true
+        condition.broadcast()
+        condition.unlock()
+    }
 }

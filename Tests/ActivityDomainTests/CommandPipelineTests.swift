@@ -15,7 +15,7 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
 
 @Suite("Command pipeline: transactions handed over before the ones ahead are durable")
 struct CommandPipelineTests {
-    @Test("a pipelined workload writes the same log and the same views, byte for byte, as perform one after another")
+    @Test("a pipelined workload writes the same log and the same views, byte for byte, as writes one after another")
     func sameBytesAsPerform() throws {
         let paths = [temporaryDirectory(), temporaryDirectory()]
         defer { for path in paths { try? FileManager.default.removeItem(atPath: path) } }
@@ -23,7 +23,7 @@ struct CommandPipelineTests {
         let piped = try ActivityStore(path: paths[1], options: testOptions())
         let workload = IndexerTests.workload()
         for (commands, time) in workload {
-            try plain.perform(commands.map { ActivityCommand.Timed($0) }, at: time)
+            try plain.write(commands.map { ActivityCommand.Timed($0) }, at: time)
         }
         let pipeline = piped.pipeline(depth: 3)
         var tickets: [PipelinedWrite<[CommandResult]>] = []

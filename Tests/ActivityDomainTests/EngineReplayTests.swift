@@ -18,7 +18,7 @@ struct EngineReplayTests {
             func run(_ steps: Range<Int>) {
                 for step in steps {
                     let commands = step % 3 == 0 ? [activities.command(step: step)] : spotlight.commands(step: step)
-                    _ = try? store.perform(commands, at: at(Double(step)))
+                    _ = try? store.write(commands, at: at(Double(step)))
                 }
             }
             run(0..<600)

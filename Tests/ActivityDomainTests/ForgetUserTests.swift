@@ -77,7 +77,7 @@ struct ForgetUserTests {
             let head = try store.head()
             #expect(throws: ActivityError.self) { try store.forgetUser("", at: at(2)) }
             #expect(throws: ActivityError.self) {
-                try store.perform([.init(.forgetUser, user: "alice"), .init(.invalidate("a1"), user: "alice")], at: at(3))
+                try store.write([.init(.forgetUser, user: "alice"), .init(.invalidate("a1"), user: "alice")], at: at(3))
             }
             #expect(try store.head() == head)
             #expect(throws: ActivityError.self) { try OperationDecoder().decode(#"{"op":"forgetUser"}"#) }

@@ -57,7 +57,7 @@ struct IndexerTests {
         let threaded = try ActivityStore(path: paths[0], options: Self.options())
         let single = try ActivityStore(path: paths[1], options: Self.options(readAhead: 0))
         for store in [threaded, single] {
-            for (commands, time) in Self.workload() { try store.perform(commands.map { ActivityCommand.Timed($0) }, at: time) }
+            for (commands, time) in Self.workload() { try store.write(commands.map { ActivityCommand.Timed($0) }, at: time) }
         }
         let reference = try RebuildDeterminismTests.indexContents(of: threaded)
         // Fewer than 4,096 documents: their postings are in the open block's runs.
@@ -154,7 +154,7 @@ struct IndexerTests {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let leader = try ActivityStore(path: dir + "/leader", options: Self.options())
-        for (commands, time) in Self.workload() { try leader.perform(commands.map { ActivityCommand.Timed($0) }, at: time) }
+        for (commands, time) in Self.workload() { try leader.write(commands.map { ActivityCommand.Timed($0) }, at: time) }
         try leader.user("alice").indexSearchableItems([makeItem("x", title: "alice's latte")], at: at(7))
         let head = try leader.head()
         let expected = try RebuildDeterminismTests.indexContents(of: leader)

@@ -239,7 +239,7 @@ struct LifecycleTests {
     @Test("a batch applies all of its commands or none")
     func batchAllOrNothing() throws {
         try withStore { store in
-            let results = try store.perform([
+            let results = try store.write([
                 .declareActivityTypes([viewOrder]),
                 .createActivity(makeActivity("a1")),
                 .becomeCurrent("a1"),
@@ -247,7 +247,7 @@ struct LifecycleTests {
             #expect(results.map(\.operation) == ["declareActivityTypes", "createActivity", "becomeCurrent"])
             let head = try store.head()
             do {
-                try store.perform([.createActivity(makeActivity("a2")), .becomeCurrent("a2"), .becomeCurrent("nope")])
+                try store.write([.createActivity(makeActivity("a2")), .becomeCurrent("a2"), .becomeCurrent("nope")])
                 Issue.record("the batch should have been rejected")
             } catch let error as ActivityError {
                 #expect(error.code == .unknownActivity)
@@ -257,7 +257,7 @@ struct LifecycleTests {
             #expect(try store.activity("a2") == nil)
             #expect(try store.currentActivity(onDevice: "phone")?.activity.activity == "a1")
             // Commands with their own times record them.
-            let timed = try store.perform([ActivityCommand.Timed(.createActivity(makeActivity("a3")), at: at(100))])
+            let timed = try store.write([ActivityCommand.Timed(.createActivity(makeActivity("a3")), at: at(100))])
             #expect(try store.eventStore.event(at: timed[0].positions!.lowerBound)?.appendedAt == at(100))
         }
     }

@@ -59,7 +59,7 @@ struct RandomizedModelTests {
                         }
                     }
                     do {
-                        try store.perform(commands, at: time)
+                        try store.write(commands, at: time)
                         #expect(expectedFailure == nil, "batch at step \(step) should fail with \(String(describing: expectedFailure)) (seed \(seed))")
                         model = batchModel
                         counts["batch ok", default: 0] += 1
@@ -73,7 +73,7 @@ struct RandomizedModelTests {
                     let command = generator.command(step: step)
                     let expected = model.apply(command, at: time)
                     do {
-                        let result = try store.perform([command], at: time)[0]
+                        let result = try store.write([command], at: time)[0]
                         let newHead = try store.head()
                         switch expected {
                         case .changed:

@@ -99,7 +99,7 @@ struct RebuildDeterminismTests {
         try withStore { store in
             var generator = RandomCommands(seed: 42)
             for step in 0..<2000 {
-                _ = try? store.perform([generator.command(step: step)], at: at(Double(step)))
+                _ = try? store.write([generator.command(step: step)], at: at(Double(step)))
             }
             #expect(try store.head() > 500)
             let live = try Self.contents(of: store.views, in: store.eventStore.environment)

@@ -98,25 +98,25 @@ struct SpotlightBatchTests {
         }
     }
 
-    @Test("batch markers in perform: they must pair up within one perform")
+    @Test("batch markers in a write: they must pair up within one write")
     func markers() throws {
         try withReopenedSpotlightStore { store in
             try expectRejected(.invalidIndexBatch, by: store) {
-                try store.perform([.indexSearchableItems([makeItem("a")]), .endIndexBatch(index: "i", clientState: Data(), expectedClientState: nil)])
+                try store.write([.indexSearchableItems([makeItem("a")]), .endIndexBatch(index: "i", clientState: Data(), expectedClientState: nil)])
             }
             do {
-                try store.perform([.beginIndexBatch(index: "i"), .indexSearchableItems([makeItem("a")])])
+                try store.write([.beginIndexBatch(index: "i"), .indexSearchableItems([makeItem("a")])])
                 Issue.record("an open batch was committed")
             } catch let error as ActivityError {
                 #expect(error.code == .invalidIndexBatch && error.commandIndex == 0)
             }
             try expectRejected(.invalidIndexBatch, by: store) {
-                try store.perform([.beginIndexBatch(index: "i"), .beginIndexBatch(index: "i")])
+                try store.write([.beginIndexBatch(index: "i"), .beginIndexBatch(index: "i")])
             }
-            try expectRejected(.identifierEmpty, by: store) { try store.perform([.beginIndexBatch(index: "")]) }
+            try expectRejected(.identifierEmpty, by: store) { try store.write([.beginIndexBatch(index: "")]) }
             #expect(try store.items().isEmpty)
-            // Two indexes' batches, interleaved, in one perform; delete-all in between forgets the older state.
-            try store.perform([
+            // Two indexes' batches, interleaved, in one write; delete-all in between forgets the older state.
+            try store.write([
                 .beginIndexBatch(index: "i"), .beginIndexBatch(index: "j"),
                 .indexSearchableItems([makeItem("a")]),
                 .endIndexBatch(index: "j", clientState: Data("j1".utf8), expectedClientState: nil),

@@ -133,7 +133,7 @@ struct SpotlightRandomizedTests {
         try withReopenedSpotlightStore { store in
             var generator = RandomSpotlight(seed: seed)
             for step in 0..<600 {
-                _ = try? store.perform(generator.commands(step: step), at: at(Double(step)))
+                _ = try? store.write(generator.commands(step: step), at: at(Double(step)))
                 if step % 50 == 49 {
                     try Self.checkAgainstBruteForce(store, now: at(Double(step)))
                     try Self.checkAgainstBruteForce(store, now: at(Double(step + 20)))
@@ -153,7 +153,7 @@ struct SpotlightRandomizedTests {
             var activityDocuments = 0
             for step in 0..<1500 {
                 let commands = step % 3 == 0 ? [activities.command(step: step)] : spotlight.commands(step: step)
-                _ = try? store.perform(commands, at: at(Double(step)))
+                _ = try? store.write(commands, at: at(Double(step)))
                 if step % 100 == 99 {
                     // The index holds exactly the saved copies eligible for search.
                     let indexed = try store.readIndex { index, txn, log in

@@ -98,9 +98,9 @@ struct UserSpaceIsolationTests {
         while start < units.count {
             let chunk = Array(units[start..<min(units.count, start + transactionSize)])
             do {
-                try store.perform(chunk.flatMap { $0 })
+                try store.write(chunk.flatMap { $0 })
             } catch is ActivityError {
-                for unit in chunk { _ = try? store.perform(unit) }
+                for unit in chunk { _ = try? store.write(unit) }
             }
             start += transactionSize
         }

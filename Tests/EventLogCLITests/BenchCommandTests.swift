@@ -37,6 +37,12 @@ struct BenchCommandTests {
             #expect(((query["p50Microseconds"] as? NSNumber)?.doubleValue ?? 0) > 0)
         }
         #expect(settings.map { $0["commits"] as? Int } == [200, 20, 4])
+        // Pipelined writes (the default, 2 in flight) may share transactions, never split one.
+        for result in settings {
+            let (commits, transactions) = (result["commits"] as? Int ?? 0, result["transactions"] as? Int ?? 0)
+            #expect(transactions > 0 && transactions <= commits, "\(transactions) transactions for \(commits) writes")
+        }
+        #expect(settings.allSatisfy { $0["rawLMDB"] == nil })
         let recommendation = try #require(report["recommendation"] as? [String: Any])
         #expect(batchSizes.contains(recommendation["batchSize"] as? Int ?? -1))
         #expect(((recommendation["itemsPerSecond"] as? NSNumber)?.doubleValue ?? 0) > 0)
@@ -70,6 +76,33 @@ struct BenchCommandTests {
         let refused = try CLI.run(["bench-queries", "--store", store, "--queries", queries, "--rounds", "0"])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("--rounds must be 1 or more"), "\(refused.stderr)")
+    }
+
+    @Test("--users N: item i in u{i mod N}'s space, one operation an item, each query as its user; replay verified")
+    func users() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let queries = try dir.file("queries.txt", ["library", "data server", "net*", "busqueda"])
+        let store = dir.path + "/store"
+        let indexed = try CLI.run(["bench-setting", "--items", "60", "--batch-size", "25", "--durability", "noSync",
+                                   "--users", "7", "--queries", queries, "--store", store])
+        #expect(indexed.status == 0, "\(indexed.stderr)")
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(indexed.stdout.utf8)) as? [String: Any])
+        #expect((result["setting"] as? [String: Any])?["users"] as? Int == 7)
+        #expect(result["items"] as? Int == 60 && result["commits"] as? Int == 3)
+        #expect(result["replayVerified"] as? Bool == true, "\(result)")
+        #expect((result["queries"] as? [String: Any])?["count"] as? Int == 4)
+        // Each user holds the items i with i mod 7 its number (9 for u000 to u003, 8 for the others), one event each.
+        let users = try CLI.run(["users", "--store", store, "--json"])
+        #expect(users.status == 0, "\(users.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(users.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.compactMap { $0["user"] as? String } == (0..<7).map { "u00\($0)" })
+        #expect(rows.compactMap { $0["items"] as? Int } == [9, 9, 9, 9, 8, 8, 8])
+        #expect(rows.compactMap { $0["documents"] as? Int } == [9, 9, 9, 9, 8, 8, 8])
+        let log = try CLI.run(["log", "--store", store, "--json"])
+        #expect(log.stdout.split(separator: "\n").count == 60, "one event an item")
+        let refused = try CLI.run(["bench", "--users", "0", "--items", "10", "--work-dir", dir.path])
+        #expect(refused.status != 0 && refused.stderr.contains("--users 0: allowed: 1 or more"), "\(refused.stderr)")
     }
 
     @Test("--max-commits caps a setting and says so; --csv has a row per setting")
@@ -157,6 +190,28 @@ struct BenchCommandTests {
         #expect(run.status == 0, "exit \(run.status): \(run.stderr)")
         let settings = try #require(try run.object()["settings"] as? [[String: Any]])
         #expect(settings.map { $0["items"] as? Int } == [3_000])
+    }
+
+    @Test("--alternate-raw: a raw LMDB commit after each of the engine's, its rate and the engine's ratio reported; its environment removed")
+    func alternateRaw() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let run = try CLI.run(["bench", "--items", "200", "--batch-sizes", "1", "--pipeline", "0", "--durability", "noSync",
+                               "--alternate-raw", "--work-dir", dir.path, "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let settings = try #require(try run.object()["settings"] as? [[String: Any]])
+        let result = try #require(settings.first)
+        #expect((result["setting"] as? [String: Any])?["alternatesRaw"] as? Bool == true)
+        #expect(result["commits"] as? Int == 200)
+        // One writer waiting for each write: a transaction a write.
+        #expect(result["transactions"] as? Int == 200)
+        let raw = try #require(result["rawLMDB"] as? [String: Double])
+        #expect((raw["commitsPerSecond"] ?? 0) > 0 && (raw["engineRatio"] ?? 0) > 0, "\(raw)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("eventlog-bench-") }
+        #expect(left.isEmpty)
+        // Raw commits follow one writer's own commits only.
+        let refused = try CLI.run(["bench", "--items", "20", "--batch-sizes", "1", "--alternate-raw"])
+        #expect(refused.status != 0 && refused.stderr.contains("--writers 1 --pipeline 0"), "\(refused.stderr)")
     }
 
     @Test("bad options are errors that say what is allowed")

@@ -55,7 +55,7 @@ struct DeterminismTests {
             let same = da[name]!.elementsEqual(db[name]!) { x, y in x.0 == y.0 && x.1 == y.1 }
             #expect(same, "\(name)")
         }
-        // 60 documents: all in the open block's runs (pages of about 32 terms).
+        // 60 documents: all in the open block's runs.
         #expect(da["runs"]!.count > 5)
     }
 

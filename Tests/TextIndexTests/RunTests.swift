@@ -229,10 +229,10 @@ struct RunTests {
     @Test("a run changed in place is paged exactly as the same postings written at once")
     func pagesDependOnContentAlone() throws {
         var rng = SeededGenerator(seed: 31)
-        // Words of a 3,000-word vocabulary: runs of hundreds of terms, so of many pages.
+        // Words of a 3,000-word vocabulary: runs of thousands of terms, so of many pages (about 12 KB each).
         func document(_ id: Int) -> IndexDocument {
             var doc = IndexDocument(kind: "item", identifier: "n\(id)")
-            doc.fields["title"] = [(0..<Int.random(in: 1...8, using: &rng)).map { _ in "w\(Int.random(in: 0..<3_000, using: &rng))" }
+            doc.fields["title"] = [(0..<Int.random(in: 1...24, using: &rng)).map { _ in "w\(Int.random(in: 0..<3_000, using: &rng))" }
                 .joined(separator: " ")]
             return doc
         }
@@ -290,7 +290,7 @@ struct RunTests {
         #expect(a.count == b.count)
         #expect(a.elementsEqual(b) { $0.0 == $1.0 && $0.1 == $1.1 })
         #expect(try RunTests.runKeys(direct).count >= 4)
-        #expect(b.count > 100, "runs of many pages")
+        #expect(b.count > 20, "runs of many pages")
         // Every word and prefix is found in whatever page it is: against the documents.
         var containing: [String: Set<String>] = [:]
         for (i, doc) in finals.enumerated() where !removed.contains(i) {

@@ -177,18 +177,24 @@ struct DamagedIndexTests {
             #expect(try cursor.nextBytes() == nil, "one page")
             let key = [UInt8](page.key)
             var bytes = [UInt8](page.value)
-            let count = Int(bytes[0])   // varint n, under 128 here
-            var start = 1 + 4 * count
+            // `RunPage`: varint n (under 128 here), u32 restarts, then per
+            // entry: shared, suffix length, suffix, value length, value
+            // (all lengths under 128 here: one byte each).
+            let count = Int(bytes[0])
+            var at = 1 + 4 * ((count + 15) / 16)
+            var term: [UInt8] = []
             var damaged = false
-            for i in 0..<count {
-                let end = 1 + 4 * count + bytes[(1 + 4 * i)..<(5 + 4 * i)].reduce(0) { $0 << 8 | Int($1) }
-                let termLength = Int(bytes[start])
-                if bytes[(start + 1)..<(start + 1 + termLength)].elementsEqual("zebra".utf8) {
-                    #expect(bytes[start + 1 + termLength] == 2)
-                    bytes[start + 1 + termLength] = 127
+            for _ in 0..<count {
+                let shared = Int(bytes[at]), suffix = Int(bytes[at + 1])
+                term = Array(term.prefix(shared)) + bytes[(at + 2)..<(at + 2 + suffix)]
+                at += 2 + suffix
+                let length = Int(bytes[at])
+                if term.elementsEqual("zebra".utf8) {
+                    #expect(bytes[at + 1] == 2)
+                    bytes[at + 1] = 127
                     damaged = true
                 }
-                start = end
+                at += 1 + length
             }
             #expect(damaged)
             try runs.put(bytes, forKey: key, in: txn)

@@ -156,8 +156,8 @@ struct SpaceTests {
         }
         let fresh = try TemporaryIndex()
         let before = try DeterminismTests.dump(t)
-        // 600 documents: the open block, so in runs (pages of about 32 terms).
-        #expect(SpaceTests.slice(before, space: 4)["runs"]!.count > 5)
+        // 600 documents: the open block, so in runs (pages of about 12 KB).
+        #expect(SpaceTests.slice(before, space: 4)["runs"]!.count >= 3)
         try t.environment.write { txn in try t.index.space(4).writer(in: txn).removeAll() }
         let after = try DeterminismTests.dump(t)
         for name in DeterminismTests.names {

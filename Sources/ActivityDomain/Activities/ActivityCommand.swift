@@ -1,10 +1,10 @@
 import Foundation
 
-/// One operation of SPEC §3, as a value: what ``ActivityStore/perform(_:at:)``
+/// One operation of SPEC §3, as a value: what ``ActivityStore/write(_:at:options:)``
 /// applies in one transaction, and what a JSON line of `eventlog apply` becomes.
 ///
 /// ```swift
-/// try store.perform([
+/// try store.write([
 ///     .declareActivityTypes(["com.example.app.viewOrder"]),
 ///     .createActivity(activity),
 ///     .becomeCurrent("a1"),
@@ -13,10 +13,10 @@ import Foundation
 ///
 /// Core Spotlight's operations go through the same path; between
 /// `beginIndexBatch` and `endIndexBatch` of one index, commands commit with
-/// its new client state (both markers must be in the same `perform`):
+/// its new client state (both markers must be in the same `write`):
 ///
 /// ```swift
-/// try store.perform([
+/// try store.write([
 ///     .beginIndexBatch(index: "orders"),
 ///     .indexSearchableItems([item]),
 ///     .endIndexBatch(index: "orders", clientState: Data("42".utf8), expectedClientState: nil),
@@ -46,7 +46,7 @@ public enum ActivityCommand: Sendable, Hashable {
     /// Erases the command's user (SPEC §10): one `eventlog.redaction` event
     /// names the positions of every earlier event of the user's space, whose
     /// payloads are removed in the same transaction, and the user's data
-    /// leaves every view. Must be the only command of its `perform`.
+    /// leaves every view. Must be the only command of its `write`.
     case forgetUser
 
     /// The operation's name, as in SPEC §6 (`"becomeCurrent"`).

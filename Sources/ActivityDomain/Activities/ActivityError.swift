@@ -41,7 +41,7 @@ public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible
         case clientStateTooLong
         /// `endIndexBatch`'s expectedClientState differs from the stored one: the batch was rejected.
         case mismatchedClientState
-        /// `beginIndexBatch`/`endIndexBatch` that do not pair up within one `perform`.
+        /// `beginIndexBatch`/`endIndexBatch` that do not pair up within one `write`.
         case invalidIndexBatch
         /// A `user` that is not a valid user space name, or that contradicts
         /// the space the command acts in.
@@ -57,7 +57,7 @@ public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible
     public var value: String?
     /// What would have been accepted.
     public var allowed: String?
-    /// In a batch (``ActivityStore/perform(_:at:)``), the index of the
+    /// In a batch (``ActivityStore/write(_:at:options:)``), the index of the
     /// command that was rejected; the whole batch was rejected with it.
     public var commandIndex: Int?
 

@@ -6,7 +6,7 @@ import Foundation
 /// ```swift
 /// let decoder = OperationDecoder()
 /// let timed = try decoder.decode(#"{"op":"becomeCurrent","activity":"a1","at":"2026-11-22T10:00:00Z"}"#)
-/// try store.perform([timed])
+/// try store.write([timed])
 /// ```
 ///
 /// Strict on purpose: an unknown `op`, an unknown member or a value of the

@@ -95,7 +95,7 @@ public struct SavedActivityStore: Projection {
     private func lookup(_ identifier: String, space: UInt32, in index: Database<[UInt8], [UInt8]>, _ txn: ReadTransaction,
                         matches: (Activitylog_V1_Activity) -> Bool) throws -> [SavedActivity] {
         guard !identifier.isEmpty else { return [] }
-        let prefix = SpaceKey.prefix(of: space) + keyPrefix(identifier, limit: Self.indexPrefixBytes) + [0]
+        let prefix = SpaceKey.indexPrefix(space: space, identifier, limit: Self.indexPrefixBytes, exact: true)
         var found: [SavedActivity] = []
         let cursor = try index.cursor(in: txn)
         var entry = try cursor.seek(atOrAfter: prefix)
@@ -209,12 +209,12 @@ public struct SavedActivityStore: Projection {
     /// Space, the first 250 bytes of `value`, 0x00, the saved key: a key of
     /// the targetContentIdentifier and webpageURL indexes.
     private func indexKey(_ value: String, savedKey: String, space: UInt32) -> [UInt8] {
-        SpaceKey.prefix(of: space) + keyPrefix(value, limit: Self.indexPrefixBytes) + [0] + Array(savedKey.utf8)
+        SpaceKey(space: space, indexing: value, limit: Self.indexPrefixBytes, of: savedKey).encoded
     }
 
     /// Space, kind, the first 400 bytes of `identifier`: a key of `activity.savedRemovals`.
     static func removalKey(_ identifier: String, as kind: IdentifierKind, space: UInt32) -> [UInt8] {
-        SpaceKey.prefix(of: space) + [kind.rawValue] + keyPrefix(identifier, limit: removalPrefixBytes)
+        SpaceKey(space: space, tag: kind.rawValue, identifier, limit: removalPrefixBytes).encoded
     }
 
     private func index(_ record: Activitylog_V1_SavedRecord, space: UInt32, in txn: WriteTransaction) throws {

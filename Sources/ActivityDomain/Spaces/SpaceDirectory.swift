@@ -40,7 +40,7 @@ public struct SpaceDirectory: Projection {
 
     let byName: Database<[UInt8], [UInt8]>
     let byID: Database<[UInt8], [UInt8]>
-    let events: Database<[UInt8], [UInt8]>
+    let events: Database<SpaceKey, [UInt8]>
     let forgotten: Database<UInt64, [UInt8]>
     /// `spaces.byID`'s value for a forgotten space.
     static let tombstone: [UInt8] = [0xFF]
@@ -106,7 +106,7 @@ public struct SpaceDirectory: Projection {
             guard let user = try EventSpace.user(of: event) else { return }
             let id = try register(user, in: txn)
             if id != Self.defaultSpace {
-                try events.put([], forKey: SpaceKey.prefix(of: id) + withUnsafeBytes(of: event.position.bigEndian) { Array($0) }, in: txn)
+                try events.put([], forKey: SpaceKey(space: id, position: event.position), in: txn)
             }
         }
     }
@@ -120,7 +120,7 @@ public struct SpaceDirectory: Projection {
         }
         if let id = try id(of: user, in: txn) { return id }
         let id = try nextID(in: txn)
-        let idBytes = SpaceKey.prefix(of: id)
+        let idBytes = SpaceKey.prefix(of: id)   // the id, as the other views' keys start
         try byName.put(idBytes, forKey: Array(user.utf8), in: txn)
         try byID.put(Array(user.utf8), forKey: idBytes, in: txn)
         return id
@@ -181,12 +181,9 @@ public struct SpaceDirectory: Projection {
     /// The positions of every event of space `id`, in order.
     func positions(ofSpace id: UInt32, in txn: ReadTransaction) throws -> PositionRanges {
         var ranges = PositionRanges()
-        let prefix = SpaceKey.prefix(of: id)
-        let cursor = try events.cursor(in: txn)
-        var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
-        while let e = entry, e.key.starts(with: prefix) {
-            ranges.append(UInt64(bigEndian: e.key.loadUnaligned(fromByteOffset: 4, as: UInt64.self)))
-            entry = try cursor.nextBytes()
+        try events.forEach(withPrefix: SpaceKey.prefix(of: id), in: txn) { key, _ in
+            if let position = SpaceKey(space: id, bytes: Array(key)).position { ranges.append(position) }
+            return true
         }
         return ranges
     }

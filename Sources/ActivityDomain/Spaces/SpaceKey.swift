@@ -4,9 +4,24 @@ import LMDB
 /// key's own bytes. One space's keys are one contiguous range of a database,
 /// so a read of one user walks that user's keys only.
 ///
+/// Every key of the activity views that starts with a space is built here,
+/// in one of these shapes (`Docs/LogFormat.md`, "Keys of the activity
+/// views"), and nowhere by hand:
+///
+/// | built by | bytes | in |
+/// |---|---|---|
+/// | `SpaceKey(space:_:)` | space ‖ name | registry, current, saved, items, client states |
+/// | `SpaceKey(space:)` | space | `spaces.byID` |
+/// | `SpaceKey(space:position:)` | space ‖ position (u64) | `spaces.events` |
+/// | `SpaceKey(space:indexing:limit:of:)` | space ‖ value, cut at `limit` bytes ‖ 0x00 ‖ name | items by domain, saved copies by targetContentIdentifier and webpageURL |
+/// | `SpaceKey(space:tag:_:limit:)` | space ‖ tag byte ‖ name, cut at `limit` bytes | saved-copy removals |
+///
+/// (The expiration index leads with the time instead: ``ExpirationKey``.)
+///
 /// ```swift
 /// let key = SpaceKey(space: 3, "a1")        // 00 00 00 03 61 31
 /// try registry.activities.get(key, in: txn)
+/// let entry = SpaceKey(space: 3, indexing: "orders", limit: 250, of: "o1").encoded   // 00 00 00 03 6f 72 64 65 72 73 00 6f 31
 /// ```
 struct SpaceKey: LMDBCodable, Hashable, Sendable {
     var space: UInt32
@@ -17,9 +32,44 @@ struct SpaceKey: LMDBCodable, Hashable, Sendable {
         bytes = Array(string.utf8)
     }
 
-    init(space: UInt32, bytes: [UInt8]) {
+    init(space: UInt32, bytes: [UInt8] = []) {
         self.space = space
         self.bytes = bytes
+    }
+
+    /// An event of the space: space ‖ position, both big-endian.
+    init(space: UInt32, position: UInt64) {
+        self.init(space: space, bytes: withUnsafeBytes(of: position.bigEndian) { Array($0) })
+    }
+
+    /// An index entry: space ‖ the first `limit` UTF-8 bytes of `value` ‖
+    /// 0x00 ‖ `name`, the name the value belongs to. The entries of one
+    /// value (and of every value it is a prefix of) are one key range
+    /// (``indexPrefix(space:_:limit:)``); a value cut at `limit` is compared
+    /// in full in the record the name leads to. Values hold no NUL.
+    init(space: UInt32, indexing value: String, limit: Int, of name: String) {
+        self.init(space: space, bytes: keyPrefix(value, limit: limit) + [0] + Array(name.utf8))
+    }
+
+    /// A tagged name: space ‖ `tag` ‖ the first `limit` UTF-8 bytes of `name`.
+    init(space: UInt32, tag: UInt8, _ name: String, limit: Int) {
+        self.init(space: space, bytes: [tag] + keyPrefix(name, limit: limit))
+    }
+
+    /// The bytes every index entry of `value` (cut at `limit`) starts with;
+    /// `exact` adds the 0x00 that ends the value, so that the range holds
+    /// that value's entries alone.
+    static func indexPrefix(space: UInt32, _ value: String, limit: Int, exact: Bool) -> [UInt8] {
+        prefix(of: space) + keyPrefix(value, limit: limit) + (exact ? [0] : [])
+    }
+
+    /// The key as LMDB stores it.
+    var encoded: [UInt8] { Self.prefix(of: space) + bytes }
+
+    /// The key of a space's event (``init(space:position:)``) read back: its position.
+    var position: UInt64? {
+        guard bytes.count == 8 else { return nil }
+        return bytes.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
     }
 
     /// The key's own part as UTF-8 text.
@@ -70,6 +120,41 @@ extension Database where Key == SpaceKey {
             return true
         }
         return n
+    }
+}
+
+/// A key of the items' expiration index: the expiration (microseconds
+/// since 1970 with the sign bit flipped, big-endian, so that byte order is
+/// time order), then the space (u32, big-endian), then the identifier. The
+/// time leads: `purgeExpired` walks every space's expired items as one range.
+///
+/// ```swift
+/// let key = ExpirationKey(micros: 0, space: 3, "o1").encoded   // 80 00 00 00 00 00 00 00 00 00 00 03 6f 31
+/// ```
+struct ExpirationKey: Sendable, Equatable {
+    var micros: Int64
+    var space: UInt32
+    var identifier: [UInt8]
+
+    init(micros: Int64, space: UInt32, _ identifier: String) {
+        self.micros = micros
+        self.space = space
+        self.identifier = Array(identifier.utf8)
+    }
+
+    /// The 8 bytes of the time: every key before a time sorts before these bytes.
+    static func timeBytes(_ micros: Int64) -> [UInt8] {
+        withUnsafeBytes(of: (UInt64(bitPattern: micros) ^ (1 << 63)).bigEndian) { Array($0) }
+    }
+
+    var encoded: [UInt8] { Self.timeBytes(micros) + SpaceKey.prefix(of: space) + identifier }
+
+    /// A stored key read back; nil when it is too short to be one.
+    init?(decoding key: [UInt8]) {
+        guard key.count > 12 else { return nil }
+        micros = Int64(bitPattern: key[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } ^ (1 << 63))
+        space = key[8..<12].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        identifier = Array(key[12...])
     }
 }
 

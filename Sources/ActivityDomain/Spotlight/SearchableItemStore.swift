@@ -123,7 +123,7 @@ public struct SearchableItemStore: Projection {
     /// The identifiers of the items of `space` in `domain` or below it, sorted.
     func identifiers(inDomain domain: String, space: UInt32, in txn: ReadTransaction) throws -> [String] {
         guard !domain.isEmpty else { return [] }
-        let prefix = SpaceKey.prefix(of: space) + keyPrefix(domain, limit: Self.domainPrefixBytes)
+        let prefix = SpaceKey.indexPrefix(space: space, domain, limit: Self.domainPrefixBytes, exact: false)
         var found: [String] = []
         let cursor = try byDomain.cursor(in: txn)
         var entry = try cursor.seek(atOrAfter: prefix)
@@ -146,13 +146,12 @@ public struct SearchableItemStore: Projection {
     /// The items expired at `now` (expiration ≤ now) in every space: space
     /// id → identifiers, sorted.
     func expiredIdentifiers(at now: Date, in txn: ReadTransaction) throws -> [UInt32: [String]] {
-        let limit = Self.timeKey(now.eventMicroseconds)
+        let limit = now.eventMicroseconds
         var found: [UInt32: [String]] = [:]
         let cursor = try byExpiration.cursor(in: txn)
         var entry = try cursor.first()
-        while let (key, _) = entry, key.count > 12, key[0..<8].lexicographicallyPrecedes(limit) || key[0..<8].elementsEqual(limit) {
-            let space = key[8..<12].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            found[space, default: []].append(String(decoding: key[12...], as: UTF8.self))
+        while let (key, _) = entry, let expiration = ExpirationKey(decoding: key), expiration.micros <= limit {
+            found[expiration.space, default: []].append(String(decoding: expiration.identifier, as: UTF8.self))
             entry = try cursor.next()
         }
         return found.mapValues { $0.sorted(by: utf8Less) }
@@ -255,17 +254,12 @@ public struct SearchableItemStore: Projection {
         try records.delete(SpaceKey(space: space, id), in: txn)
     }
 
-    /// Microseconds with the sign bit flipped, big-endian: byte order is time order.
-    static func timeKey(_ micros: Int64) -> [UInt8] {
-        withUnsafeBytes(of: (UInt64(bitPattern: micros) ^ (1 << 63)).bigEndian) { Array($0) }
-    }
-
     private func domainKey(_ domain: String, id: String, space: UInt32) -> [UInt8] {
-        SpaceKey.prefix(of: space) + keyPrefix(domain, limit: Self.domainPrefixBytes) + [0] + Array(id.utf8)
+        SpaceKey(space: space, indexing: domain, limit: Self.domainPrefixBytes, of: id).encoded
     }
 
     private func expirationKey(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32) -> [UInt8] {
-        Self.timeKey(record.expirationDateMicros) + SpaceKey.prefix(of: space) + Array(id.utf8)
+        ExpirationKey(micros: record.expirationDateMicros, space: space, id).encoded
     }
 
     private func index(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32, in txn: WriteTransaction) throws {

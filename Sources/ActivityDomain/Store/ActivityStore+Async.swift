@@ -5,11 +5,13 @@ import TextIndex
 
 /// The async face of ``ActivityStore`` and of a user's handle
 /// (``ActivityStore/user(_:)``), for services written with Swift
-/// concurrency: each call runs its synchronous twin on the engine's blocking
-/// queue (``EventLog/BlockingWork``, as GRDB's async `write` does) and
-/// resumes the caller when it is done, so no cooperative thread waits for a
-/// commit's fsync. Writes from many tasks still share commits. A write, once
-/// started, is not cancelled: it commits or throws.
+/// concurrency. A command is queued in the store's group commit and the task
+/// is suspended until the writer thread has committed it (as GRDB's async
+/// `write` does): no thread waits for its fsync, so commands from any
+/// number of tasks meet in the queue and share commits. A read runs its
+/// synchronous twin on the engine's blocking queue (``EventLog/BlockingWork``),
+/// off the cooperative threads. A write, once submitted, is not cancelled:
+/// it commits or throws.
 ///
 /// ```swift
 /// let alice = store.user("alice")
@@ -22,74 +24,78 @@ extension UserScoped {
     // MARK: Commands
 
     @discardableResult
-    public func perform(_ commands: [ActivityCommand], at time: Date? = nil,
-                        options writeOptions: WriteOptions = WriteOptions()) async throws -> [CommandResult] {
-        try await BlockingWork.run { try self.perform(commands, at: time, options: writeOptions) }
+    public func write(_ commands: [ActivityCommand], at time: Date? = nil,
+                      options writeOptions: WriteOptions = WriteOptions()) async throws -> [CommandResult] {
+        try await store.write(inSpace(commands), at: time, options: writeOptions)
+    }
+
+    func writeOne(_ command: ActivityCommand, at time: Date?) async throws -> CommandResult {
+        try await write([command], at: time)[0]
     }
 
     @discardableResult
     public func createActivity(_ activity: UserActivity, at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.createActivity(activity, at: time) }
+        try await writeOne(.createActivity(activity), at: time)
     }
 
     @discardableResult
     public func updateActivity(_ activity: String, _ update: ActivityUpdate, at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.updateActivity(activity, update, at: time) }
+        try await writeOne(.updateActivity(activity, update), at: time)
     }
 
     @discardableResult
     public func addUserInfoEntries(_ entries: [String: UserInfoValue], to activity: String, at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.addUserInfoEntries(entries, to: activity, at: time) }
+        try await writeOne(.addUserInfoEntries(activity, entries), at: time)
     }
 
     @discardableResult
     public func becomeCurrent(_ activity: String, at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.becomeCurrent(activity, at: time) }
+        try await writeOne(.becomeCurrent(activity), at: time)
     }
 
     @discardableResult
     public func resignCurrent(_ activity: String, at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.resignCurrent(activity, at: time) }
+        try await writeOne(.resignCurrent(activity), at: time)
     }
 
     @discardableResult
     public func invalidate(_ activity: String, at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.invalidate(activity, at: time) }
+        try await writeOne(.invalidate(activity), at: time)
     }
 
     @discardableResult
     public func deleteSavedUserActivities(withPersistentIdentifiers identifiers: [String], at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.deleteSavedUserActivities(withPersistentIdentifiers: identifiers, at: time) }
+        try await writeOne(.deleteSavedUserActivities(persistentIdentifiers: identifiers), at: time)
     }
 
     @discardableResult
     public func deleteAllSavedUserActivities(at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.deleteAllSavedUserActivities(at: time) }
+        try await writeOne(.deleteAllSavedUserActivities, at: time)
     }
 
     @discardableResult
     public func indexSearchableItems(_ items: [SearchableItem], at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.indexSearchableItems(items, at: time) }
+        try await writeOne(.indexSearchableItems(items), at: time)
     }
 
     @discardableResult
     public func deleteSearchableItems(withIdentifiers identifiers: [String], at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.deleteSearchableItems(withIdentifiers: identifiers, at: time) }
+        try await writeOne(.deleteSearchableItems(identifiers: identifiers), at: time)
     }
 
     @discardableResult
     public func deleteSearchableItems(withDomainIdentifiers domains: [String], at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.deleteSearchableItems(withDomainIdentifiers: domains, at: time) }
+        try await writeOne(.deleteSearchableItemsInDomains(domains), at: time)
     }
 
     @discardableResult
     public func deleteAllSearchableItems(at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.deleteAllSearchableItems(at: time) }
+        try await writeOne(.deleteAllSearchableItems, at: time)
     }
 
     @discardableResult
     public func purgeExpired(now: Date, at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.purgeExpired(now: now, at: time) }
+        try await writeOne(.purgeExpired(now: now), at: time)
     }
 
     // MARK: Reads
@@ -143,15 +149,22 @@ extension UserScoped {
 }
 
 extension ActivityStore {
+    /// ``write(_:at:options:)-([ActivityCommand.Timed],_,_)``, with the task
+    /// suspended (no thread held) until the write is committed or rejected.
     @discardableResult
-    public func perform(_ commands: [ActivityCommand.Timed], at time: Date? = nil,
-                        options writeOptions: WriteOptions = WriteOptions()) async throws -> [CommandResult] {
-        try await BlockingWork.run { try self.perform(commands, at: time, options: writeOptions) }
+    public func write(_ commands: [ActivityCommand.Timed], at time: Date? = nil,
+                      options writeOptions: WriteOptions = WriteOptions()) async throws -> [CommandResult] {
+        let writeOptions = try prepareWrite(commands, at: time, options: writeOptions)
+        let views = self.views
+        let receipt = try await eventStore.write(writeOptions) { batch in
+            try Self.execute(commands, views: views, in: batch)
+        }
+        return Self.results(of: receipt)
     }
 
     @discardableResult
     public func declareActivityTypes(_ types: [String], at time: Date? = nil) async throws -> CommandResult {
-        try await BlockingWork.run { try self.declareActivityTypes(types, at: time) }
+        try await write([ActivityCommand.Timed(.declareActivityTypes(types))], at: time)[0]
     }
 
     public func read<R: Sendable>(_ body: @escaping @Sendable (ReadTransaction) throws -> R) async throws -> R {

@@ -73,23 +73,33 @@ public final class ActivityStore: UserScoped {
 
     // MARK: Commands
 
-    /// Applies `commands` in order in one transaction, each in its own user
+    /// Writes `commands` in order in one transaction, each in its own user
     /// space: all of them, or (when one is rejected) none. Each sees the
     /// effects of those before it. A rejected command's
     /// ``ActivityError/commandIndex`` says which it was. Commands without a
-    /// time get `time`, else the clock. On a retry of a write with the same
-    /// idempotency key, nothing runs and the result is empty.
+    /// time get `time`, else the write's time (``EventLog/LogBatch/time``:
+    /// the clock, read once when the write is handed over). On a retry of a
+    /// write with the same idempotency key, nothing runs and the result is empty.
     @discardableResult
-    public func perform(_ commands: [ActivityCommand.Timed], at time: Date? = nil,
-                        options writeOptions: WriteOptions = WriteOptions()) throws -> [CommandResult] {
-        // Read the clock once, outside the transaction: the write's closure
-        // may run again (when the map grows) and must decide the same way.
-        let batchTime = time ?? options.store.clock()
-        try Self.checkTransaction(commands)
+    public func write(_ commands: [ActivityCommand.Timed], at time: Date? = nil,
+                      options writeOptions: WriteOptions = WriteOptions()) throws -> [CommandResult] {
+        let writeOptions = try prepareWrite(commands, at: time, options: writeOptions)
         let receipt = try eventStore.write(writeOptions) { batch in
-            try Self.execute(commands, at: batchTime, views: views, in: batch)
+            try Self.execute(commands, views: views, in: batch)
         }
         return Self.results(of: receipt)
+    }
+
+    /// What every write of commands does before it is handed over: checks
+    /// the transaction and decides its time (once: the closure may run again
+    /// when the map grows, and must decide the same way). (The items are
+    /// tokenized by the indexer, behind the log.)
+    func prepareWrite(_ commands: [ActivityCommand.Timed], at time: Date?, options: WriteOptions) throws -> WriteOptions {
+        try Self.checkTransaction(commands)
+        var options = options
+        if let time { options.time = time }
+        options.time = eventStore.transactionTime(options)
+        return options
     }
 
     /// The results of a committed write of commands. A forgetUser is alone
@@ -110,21 +120,22 @@ public final class ActivityStore: UserScoped {
         }
     }
 
-    /// Runs `commands` in `batch`'s transaction: the body of every write of commands.
-    static func execute(_ commands: [ActivityCommand.Timed], at batchTime: Date, views: ActivityViews,
+    /// Runs `commands` in `batch`'s transaction: the body of every write of
+    /// commands. A command without a time of its own takes the batch's.
+    static func execute(_ commands: [ActivityCommand.Timed], views: ActivityViews,
                         in batch: LogBatch) throws -> [CommandResult] {
         let executor = ActivityCommandExecutor(views: views, batch: batch)
         var results: [CommandResult] = []
         results.reserveCapacity(commands.count)
         for (index, timed) in commands.enumerated() {
             do {
-                results.append(try executor.execute(timed.command, user: timed.user, at: timed.at ?? batchTime))
+                results.append(try executor.execute(timed.command, user: timed.user, at: timed.at ?? batch.time))
             } catch var error as ActivityError {
                 if commands.count > 1 { error.commandIndex = index }
                 throw error
             }
         }
-        // An index batch begun and not ended rejects the whole perform.
+        // An index batch begun and not ended rejects the whole write.
         try executor.finish()
         return results
     }
@@ -147,7 +158,7 @@ public final class ActivityStore: UserScoped {
     /// space `""` cannot be forgotten.
     @discardableResult
     public func forgetUser(_ user: String, at time: Date? = nil) throws -> CommandResult {
-        try perform([ActivityCommand.Timed(.forgetUser, user: user)], at: time)[0]
+        try write([ActivityCommand.Timed(.forgetUser, user: user)], at: time)[0]
     }
 
     /// Declares activity types (Info.plist's `NSUserActivityTypes`); declaring
@@ -155,7 +166,7 @@ public final class ActivityStore: UserScoped {
     /// store-wide: every user space shares them.
     @discardableResult
     public func declareActivityTypes(_ types: [String], at time: Date? = nil) throws -> CommandResult {
-        try perform([ActivityCommand.Timed(.declareActivityTypes(types))], at: time)[0]
+        try write([ActivityCommand.Timed(.declareActivityTypes(types))], at: time)[0]
     }
 
     // MARK: Queries

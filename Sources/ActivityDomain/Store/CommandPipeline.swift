@@ -14,11 +14,11 @@ import Foundation
 /// try pipeline.waitForAll()          // all durable, or the first failure thrown
 /// ```
 ///
-/// Each ``submit(_:at:options:onDurable:)`` is one ``ActivityStore/perform(_:at:options:)``:
+/// Each ``submit(_:at:options:onDurable:)`` is one ``ActivityStore/write(_:at:options:)``:
 /// its commands are applied in one transaction, all or none, exactly as
-/// `perform` applies them, and transactions are applied in the order they
+/// `write` applies them, and transactions are applied in the order they
 /// were submitted, so the log and the views end as if each had been
-/// performed after the one before (``EventLog/WritePipeline`` gives the
+/// written after the one before (``EventLog/WritePipeline`` gives the
 /// ordering, durability and failure rules). A transaction without a time
 /// takes the clock when it is submitted.
 ///
@@ -49,7 +49,7 @@ public final class CommandPipeline: Sendable {
     ///     command's result) or failed, in submission order, on the
     ///     pipeline's committing thread; it must not wait for a later
     ///     transaction of the pipeline.
-    /// - Throws: what `perform` throws before writing (`forgetUser` among
+    /// - Throws: what `write` throws before writing (`forgetUser` among
     ///   other commands), and ``EventLog/EventLogError/Code/pipelineHalted``
     ///   after a failure.
     @discardableResult
@@ -57,15 +57,18 @@ public final class CommandPipeline: Sendable {
                        options writeOptions: WriteOptions = WriteOptions(),
                        onDurable: (@Sendable (Result<[CommandResult], any Error>) -> Void)? = nil)
         throws -> PipelinedWrite<[CommandResult]> {
-        let batchTime = time ?? store.options.store.clock()
         try ActivityStore.checkTransaction(commands)
+        var writeOptions = writeOptions
+        if let time { writeOptions.time = time }
+        let batchTime = store.eventStore.transactionTime(writeOptions)
+        writeOptions.time = batchTime
         let views = store.views
         return try writes.submit(writeOptions, completing: { receipt in
             if receipt.value != nil { receipt.value = ActivityStore.results(of: receipt) }
         }, onDurable: { outcome in
             onDurable?(outcome.map { $0.value ?? [] })
         }) { batch in
-            try ActivityStore.execute(commands, at: batchTime, views: views, in: batch)
+            try ActivityStore.execute(commands, views: views, in: batch)
         }
     }
 

@@ -22,26 +22,26 @@ extension UserScoped {
     /// listed in ``CommandResult/droppedUpdates``.
     @discardableResult
     public func indexSearchableItems(_ items: [SearchableItem], at time: Date? = nil) throws -> CommandResult {
-        try perform([.indexSearchableItems(items)], at: time)[0]
+        try writeOne(.indexSearchableItems(items), at: time)
     }
 
     /// Removes the items with these identifiers; unknown ones are fine.
     @discardableResult
     public func deleteSearchableItems(withIdentifiers identifiers: [String], at time: Date? = nil) throws -> CommandResult {
-        try perform([.deleteSearchableItems(identifiers: identifiers)], at: time)[0]
+        try writeOne(.deleteSearchableItems(identifiers: identifiers), at: time)
     }
 
     /// Removes the items in these domains and in every domain below them,
     /// component by component (`orders` removes `orders.2024`, not `orders2024`).
     @discardableResult
     public func deleteSearchableItems(withDomainIdentifiers domains: [String], at time: Date? = nil) throws -> CommandResult {
-        try perform([.deleteSearchableItemsInDomains(domains)], at: time)[0]
+        try writeOne(.deleteSearchableItemsInDomains(domains), at: time)
     }
 
     /// Removes every item of this space and forgets its client states.
     @discardableResult
     public func deleteAllSearchableItems(at time: Date? = nil) throws -> CommandResult {
-        try perform([.deleteAllSearchableItems], at: time)[0]
+        try writeOne(.deleteAllSearchableItems, at: time)
     }
 
     /// Appends the removal of every item of this space expired at `now`
@@ -49,7 +49,7 @@ extension UserScoped {
     /// itself, every space's: each space's removals as an event of its own.
     @discardableResult
     public func purgeExpired(now: Date, at time: Date? = nil) throws -> CommandResult {
-        try perform([.purgeExpired(now: now)], at: time)[0]
+        try writeOne(.purgeExpired(now: now), at: time)
     }
 
     /// Runs an index batch: the commands `body` records commit together with
@@ -69,7 +69,7 @@ extension UserScoped {
         try body(batch)
         let commands: [ActivityCommand] = [.beginIndexBatch(index: index)] + batch.commands
             + [.endIndexBatch(index: index, clientState: clientState, expectedClientState: expectedClientState)]
-        let results = try perform(commands, at: time)
+        let results = try write(commands, at: time)
         return Array(results.dropFirst().dropLast())
     }
 

@@ -39,69 +39,75 @@ extension UserScoped {
 
     // MARK: Commands
 
-    /// Applies `commands` in order in one transaction, in this space: all of
+    /// Writes `commands` in order in one transaction, in this space: all of
     /// them, or (when one is rejected) none. Each sees the effects of those
     /// before it. A rejected command's ``ActivityError/commandIndex`` says
     /// which it was. On a retry of a write with the same idempotency key,
     /// nothing runs and the result is empty.
     @discardableResult
-    public func perform(_ commands: [ActivityCommand], at time: Date? = nil,
-                        options writeOptions: WriteOptions = WriteOptions()) throws -> [CommandResult] {
-        try store.perform(commands.map { ActivityCommand.Timed($0, user: scope) }, at: time, options: writeOptions)
+    public func write(_ commands: [ActivityCommand], at time: Date? = nil,
+                      options writeOptions: WriteOptions = WriteOptions()) throws -> [CommandResult] {
+        try store.write(inSpace(commands), at: time, options: writeOptions)
     }
 
-    func one(_ command: ActivityCommand, at time: Date?) throws -> CommandResult {
-        try perform([command], at: time)[0]
+    /// `commands`, each acting in this space.
+    func inSpace(_ commands: [ActivityCommand]) -> [ActivityCommand.Timed] {
+        commands.map { ActivityCommand.Timed($0, user: scope) }
+    }
+
+    /// One command, written alone: what each of Apple's named calls does.
+    func writeOne(_ command: ActivityCommand, at time: Date?) throws -> CommandResult {
+        try write([command], at: time)[0]
     }
 
     /// Creates an inactive activity in this space. Its `user`, when set,
     /// must name this space (it is the activity's owner).
     @discardableResult
     public func createActivity(_ activity: UserActivity, at time: Date? = nil) throws -> CommandResult {
-        try one(.createActivity(activity), at: time)
+        try writeOne(.createActivity(activity), at: time)
     }
 
     /// Sets properties; saves the activity when it is current and eligible.
     @discardableResult
     public func updateActivity(_ activity: String, _ update: ActivityUpdate, at time: Date? = nil) throws -> CommandResult {
-        try one(.updateActivity(activity, update), at: time)
+        try writeOne(.updateActivity(activity, update), at: time)
     }
 
     /// Merges entries into `userInfo` (Apple's `addUserInfoEntries(from:)`).
     @discardableResult
     public func addUserInfoEntries(_ entries: [String: UserInfoValue], to activity: String, at time: Date? = nil) throws -> CommandResult {
-        try one(.addUserInfoEntries(activity, entries), at: time)
+        try writeOne(.addUserInfoEntries(activity, entries), at: time)
     }
 
     /// Makes the activity current on its device, superseding the one current there.
     @discardableResult
     public func becomeCurrent(_ activity: String, at time: Date? = nil) throws -> CommandResult {
-        try one(.becomeCurrent(activity), at: time)
+        try writeOne(.becomeCurrent(activity), at: time)
     }
 
     /// Makes a current activity inactive; on an inactive one, changes nothing.
     @discardableResult
     public func resignCurrent(_ activity: String, at time: Date? = nil) throws -> CommandResult {
-        try one(.resignCurrent(activity), at: time)
+        try writeOne(.resignCurrent(activity), at: time)
     }
 
     /// Ends the activity for good; invalidating twice changes nothing.
     @discardableResult
     public func invalidate(_ activity: String, at time: Date? = nil) throws -> CommandResult {
-        try one(.invalidate(activity), at: time)
+        try writeOne(.invalidate(activity), at: time)
     }
 
     /// Removes this space's saved copies with these persistent identifiers;
     /// ids that match nothing are fine.
     @discardableResult
     public func deleteSavedUserActivities(withPersistentIdentifiers identifiers: [String], at time: Date? = nil) throws -> CommandResult {
-        try one(.deleteSavedUserActivities(persistentIdentifiers: identifiers), at: time)
+        try writeOne(.deleteSavedUserActivities(persistentIdentifiers: identifiers), at: time)
     }
 
     /// Removes every saved copy of this space (what an app does when its user logs out).
     @discardableResult
     public func deleteAllSavedUserActivities(at time: Date? = nil) throws -> CommandResult {
-        try one(.deleteAllSavedUserActivities, at: time)
+        try writeOne(.deleteAllSavedUserActivities, at: time)
     }
 
     // MARK: Queries

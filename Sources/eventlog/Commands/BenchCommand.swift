@@ -17,8 +17,12 @@ struct BenchCommand: Subcommand {
             With --pipeline N (default \(BenchCommand.defaultPipeline)), each writer hands over up to N batches before the first is
             durable, and a batch's items are tokenized on another core while the one before commits; commit
             latency is then from hand-over to durable. --pipeline 0: each batch waits for its own commit.
-            JSON: {"settings":[{"setting":{"batchSize","durability","writers","pipeline"},"items","capped","seconds",
-                   "itemsPerSecond","megabytesPerSecond","commits","commitLatency":{"p50","p99","max"} (ms),
+            With --users N, item i belongs to user u{i mod N} (u000, u001, …; as peer_bench.py --users N): each
+            item is an operation of its own in its user's space, a batch's operations share one transaction, and
+            query k runs as user u{k mod N}.
+            JSON: {"settings":[{"setting":{"batchSize","durability","writers","pipeline","users"},"items","capped","seconds",
+                   "itemsPerSecond","megabytesPerSecond","commits","transactions","commitLatency":{"p50","p99","max"} (ms),
+                   "rawLMDB":{"commitsPerSecond","engineRatio"} (with --alternate-raw),
                    "peakResidentBytes" (VmHWM, mapped store pages included),"peakAnonymousBytes" (RssAnon),
                    "indexingPeakAnonymousBytes" (RssAnon until indexing ends),"bytesOnDisk","replaySeconds","replayEventsPerSecond","replayItemsPerSecond",
                    "replayVerified","queries":{"count","withHits","p50Microseconds","p99Microseconds","maxMicroseconds"}}],
@@ -31,6 +35,9 @@ struct BenchCommand: Subcommand {
               eventlog bench --corpus ../shared/corpus/items.jsonl.gz --batch-sizes 1,100,500,5000 \\
                   --queries ../shared/corpus/queries.txt
               eventlog bench --batch-sizes 10 --writers 1,4          # what group commit gives
+              eventlog bench --corpus ../shared/corpus/items.jsonl.gz --batch-sizes 500 --users 300 \\
+                  --queries ../shared/corpus/queries.txt             # 300 users' items, one operation each
+              eventlog bench --batch-sizes 1 --pipeline 0 --max-commits 5000 --alternate-raw   # against raw LMDB's commit
               eventlog bench --durability durable,noSync --csv > bench.csv
               eventlog bench --batch-sizes 1,10,100,1000 --durability durable,noSync --plot sweep.svg
             """
@@ -68,8 +75,18 @@ struct BenchCommand: Subcommand {
 
     static let defaultPipeline = 2
 
+    @Option(help: ArgumentHelp("Spread the items over N users: item i belongs to u{i mod N}, one operation an item.",
+                               valueName: "n"))
+    var users: Int?
+
     @Option(name: .customLong("max-commits"), help: ArgumentHelp("Commits per setting at most.", valueName: "n"))
     var maxCommits = 20_000
+
+    @Flag(name: .customLong("alternate-raw"),
+          help: ArgumentHelp("After each commit, one commit of raw LMDB (a 300-byte MDB_APPEND record, the same durability) in an "
+                             + "environment beside the store; report its rate and the engine's ratio to it, the disk's changing load "
+                             + "falling on both alike. With --writers 1 --pipeline 0 only; items/s then include the raw commits."))
+    var alternateRaw = false
 
     @Option(help: ArgumentHelp("Free-text queries, one a line, timed over each indexed store.", valueName: "file"))
     var queries: String?
@@ -94,6 +111,10 @@ struct BenchCommand: Subcommand {
         if let items, items < 1 { throw ValidationError("--items \(items): allowed: 1 or more") }
         if maxCommits < 1 { throw ValidationError("--max-commits \(maxCommits): allowed: 1 or more") }
         if pipeline < 0 || pipeline > 64 { throw ValidationError("--pipeline \(pipeline): allowed: 0 to 64") }
+        if let users, users < 1 { throw ValidationError("--users \(users): allowed: 1 or more") }
+        if alternateRaw && (pipeline != 0 || writers != [1]) {
+            throw ValidationError("--alternate-raw: allowed with --writers 1 --pipeline 0 only (a raw commit follows each of the engine's)")
+        }
     }
 
     func execute() throws {
@@ -105,7 +126,11 @@ struct BenchCommand: Subcommand {
         }
         let base = (workDir ?? FileManager.default.temporaryDirectory.path) as NSString
         let settings = durability.flatMap { d in
-            writers.flatMap { w in batchSizes.map { IndexingSetting(batchSize: $0, durability: d, writers: w, pipeline: pipeline) } }
+            writers.flatMap { w in
+                batchSizes.map {
+                    IndexingSetting(batchSize: $0, durability: d, writers: w, pipeline: pipeline, users: users, alternatesRaw: alternateRaw)
+                }
+            }
         }
         let progress = Progress()
         defer { progress.finish() }
@@ -124,6 +149,8 @@ struct BenchCommand: Subcommand {
             if let corpus { arguments += ["--corpus", corpus] }
             if let items { arguments += ["--items", "\(items)"] }
             if let queries { arguments += ["--queries", queries] }
+            if let users { arguments += ["--users", "\(users)"] }
+            if alternateRaw { arguments.append("--alternate-raw") }
             let label = "batch \(setting.batchSize) \(setting.durability.rawValue)"
                 + (setting.writers > 1 ? " ×\(setting.writers) writers" : "") + " (\(index + 1) of \(settings.count))"
             progress.update("\(label): starting")

@@ -12,6 +12,7 @@ import IndexingWorkload
 ///
 /// ```
 /// eventlog bench-queries --store DIR --queries queries.txt --rounds 3
+/// eventlog bench-queries --store DIR --queries queries.txt --users 300
 /// ```
 struct BenchQueriesCommand: Subcommand {
     static let configuration = CommandConfiguration(
@@ -31,8 +32,12 @@ struct BenchQueriesCommand: Subcommand {
     @Option(help: "The time expiry is judged at (ISO-8601; default: the clock).")
     var now: String?
 
+    @Option(help: "Query k runs as user u{k mod N} (a store made by `bench --users N`); default: the default space.")
+    var users: Int?
+
     func validate() throws {
         guard rounds >= 1 else { throw ValidationError("--rounds must be 1 or more") }
+        if let users, users < 1 { throw ValidationError("--users \(users): allowed: 1 or more") }
     }
 
     func execute() throws {
@@ -42,7 +47,7 @@ struct BenchQueriesCommand: Subcommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         for _ in 0..<rounds {
-            let latency = try IndexingRun.measure(list, on: store, now: now)
+            let latency = try IndexingRun.measure(list, on: store, now: now, users: users.map(UserSpread.init(count:)))
             Output.line(String(decoding: try encoder.encode(latency), as: UTF8.self))
         }
     }

@@ -30,6 +30,9 @@ struct BenchSettingCommand: Subcommand {
     @Option
     var pipeline: Int = 0
 
+    @Option
+    var users: Int?
+
     @Option(help: ArgumentHelp(valueName: "file"))
     var corpus: String?
 
@@ -48,6 +51,9 @@ struct BenchSettingCommand: Subcommand {
     @Flag(name: .customLong("report-progress"))
     var reportProgress = false
 
+    @Flag(name: .customLong("alternate-raw"))
+    var alternateRaw = false
+
     func execute() throws {
         let dataFile = URL(fileURLWithPath: store).appendingPathComponent("data.mdb").path
         guard !FileManager.default.fileExists(atPath: dataFile) else {
@@ -65,7 +71,8 @@ struct BenchSettingCommand: Subcommand {
         }
         let queryList = try queries.map { try QueryWorkload.read(path: $0) } ?? []
         let result = try IndexingRun.run(
-            IndexingSetting(batchSize: batchSize, durability: durability, writers: writers, pipeline: pipeline),
+            IndexingSetting(batchSize: batchSize, durability: durability, writers: writers, pipeline: pipeline, users: users,
+                            alternatesRaw: alternateRaw),
             source: source, storePath: store, queries: queryList, itemLimit: itemLimit, progress: progress)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -30,7 +30,7 @@ struct BenchReport: Codable {
     static let csvHeader = [
         "batch_size", "durability", "writers", "pipeline", "items", "capped", "seconds", "items_per_second", "mb_per_second",
         "commits", "commit_p50_ms", "commit_p99_ms", "commit_max_ms", "lag_p50_ms", "lag_p99_ms", "lag_max_ms", "peak_rss_bytes", "peak_anon_bytes", "indexing_peak_anon_bytes", "bytes_on_disk",
-        "replay_seconds", "replay_items_per_second", "replay_verified", "queries", "query_p50_us", "query_p99_us",
+        "replay_seconds", "replay_items_per_second", "replay_verified", "queries", "query_p50_us", "query_p99_us", "users",
     ]
 
     func printCSV() {
@@ -44,6 +44,7 @@ struct BenchReport: Codable {
                 "\(r.peakResidentBytes)", "\(r.peakAnonymousBytes)", "\(r.indexingPeakAnonymousBytes)", "\(r.bytesOnDisk)", fixed(r.replaySeconds, 4), fixed(r.replayItemsPerSecond, 1),
                 "\(r.replayVerified)", r.queries.map { "\($0.count)" } ?? "",
                 r.queries.map { fixed($0.p50Microseconds, 1) } ?? "", r.queries.map { fixed($0.p99Microseconds, 1) } ?? "",
+                r.setting.users.map { "\($0)" } ?? "",
             ]
             Output.line(cells.joined(separator: ","))
         }
@@ -89,6 +90,10 @@ struct BenchReport: Codable {
         }
         Output.line("items/s: searchable, from the first write until the index covered the last; lag: from a write's"
             + " acknowledgment (durable in the log) until the index covered it")
+        if let users = settings.first?.setting.users {
+            Output.line("users: \(grouped(users)); item i belongs to u{i mod \(users)}, one operation an item, a batch's operations one transaction;"
+                + " query k runs as u{k mod \(users)}")
+        }
         if let queries = settings.compactMap(\.queries).first {
             Output.line("queries: \(queries.count), \(queries.withHits) with hits; each timed once after one warm-up pass")
         }
@@ -110,7 +115,14 @@ struct BenchReport: Codable {
                 $0.setting.writers == 1 && $0.setting.batchSize == r.setting.batchSize && $0.setting.durability == r.setting.durability
             }) else { continue }
             lines.append("group commit: batch \(r.setting.batchSize) \(r.setting.durability.rawValue), \(r.setting.writers) writers: "
-                + "\(fixed(r.itemsPerSecond / single.itemsPerSecond, 2))× the items/s of 1 writer")
+                + "\(fixed(r.itemsPerSecond / single.itemsPerSecond, 2))× the items/s of 1 writer, "
+                + "\(fixed(Double(r.commits) / Double(max(1, r.transactions)), 1)) writes a transaction")
+        }
+        for r in settings {
+            guard let raw = r.rawLMDB else { continue }
+            lines.append("raw LMDB alongside: batch \(r.setting.batchSize) \(r.setting.durability.rawValue): "
+                + "\(grouped(Int(raw.commitsPerSecond.rounded()))) commits/s, one after each of the engine's; "
+                + "the engine's commits (hand-over to durable) at \(fixed(raw.engineRatio, 2))× that rate")
         }
         return lines
     }

@@ -5,7 +5,7 @@ import Foundation
 /// The engine of `apply`: decodes lines, groups them into transactions of
 /// `transactionSize` lines, and commits each group's good lines.
 ///
-/// A group is one `ActivityStore.perform`: all or nothing. When a command
+/// A group is one `ActivityStore.write`: all or nothing. When a command
 /// in it is rejected, the rejected line is reported and the group is
 /// retried without it, so the store ends exactly as the good lines make it,
 /// each seeing the effects of the good lines before it and none of the bad.
@@ -111,7 +111,7 @@ final class OperationApplier {
             openBatch!.append(line)
             try closeBatch()
         case "forgetUser":
-            // Alone in its transaction (ActivityStore.perform requires it).
+            // Alone in its transaction (ActivityStore.write requires it).
             if openBatch != nil {
                 reject(Rejection(line: line.number, operation: "forgetUser",
                                  message: "forgetUser: not allowed inside an index batch (it must be alone in its transaction)"))
@@ -231,10 +231,10 @@ final class OperationApplier {
                     earlier = nil
                     throw error
                 }
-                count(try store.perform(lines.map(\.timed)), lines: lines.count)
+                count(try store.write(lines.map(\.timed)), lines: lines.count)
                 return
             } catch var error as ActivityError {
-                // perform names the command only when it ran more than one.
+                // write names the command only when it ran more than one.
                 let index = lines.count == 1 ? 0 : error.commandIndex
                 guard let index, index < lines.count else {
                     // Cannot tell which: apply each unit on its own.
