@@ -52,21 +52,16 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             throw EventLogError(.invalidArgument, operation: "open",
                                 "rebuildReadAhead is \(options.rebuildReadAhead); it must be 0 (no read-ahead) or more bytes")
         }
-        let dataFile = URL(fileURLWithPath: path).appendingPathComponent("data.mdb").path
-        if (options.readOnly || !options.createIfMissing) && !FileManager.default.fileExists(atPath: dataFile) {
-            throw EventLogError(.storeMissing, operation: "open", "no store at \(path) (no data.mdb there)")
-        }
-        do {
-            environment = try Environment(path: path, options: options.environmentOptions)
-        } catch let error as EnvironmentBusyError {
-            throw EventLogError(.storeBusy, operation: "open", error.description)
-        }
+        if options.readOnly || !options.createIfMissing { try StoreDirectory.checkExists(path) }
+        environment = try StoreDirectory.open(path, options: options.environmentOptions)
         self.options = options
         queue = WriteQueue(maxGroup: options.maxGroupCommit)
         if options.readOnly {
             (databases, views) = try Self.openForReading(environment, path: path)
             return
         }
+        // Never add the log's databases to another program's environment.
+        try StoreDirectory.refuseForeign(environment, path: path)
         (databases, views) = try environment.write { txn in
             let databases = try LogDatabases(openingIn: txn)
             if try Self.checkFormat(databases, in: txn, path: path) == nil {
@@ -85,7 +80,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             do {
                 databases = try LogDatabases(openingIn: txn)
             } catch LMDBError.notFound {
-                throw EventLogError(.storeMissing, operation: "open", "\(path) holds an LMDB environment without an event log")
+                throw StoreDirectory.foreign(path, databases: try txn.databaseNames())
             }
             _ = try checkFormat(databases, in: txn, path: path)
             do {
@@ -403,28 +398,17 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     func forEachRecord(after position: Position, through end: Position, in txn: ReadTransaction,
                        _ body: (RecordedEvent) throws -> Bool) throws {
         guard position < end else { return }
-        let cursor = try databases.log.cursor(in: txn)
         let redactions = RedactionLookup(databases)
-        var expected = position + 1
-        var entry = try expected.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
-        while let (key, value) = entry {
-            let p = try UInt64.decode(lmdbBytes: key)
-            if p > end { return }
-            guard p == expected else {
-                throw EventLogError(.corrupt, operation: "read", "position \(expected) is missing from the log", position: expected)
-            }
+        var walk = try LogWalk(databases, from: position + 1, in: txn)
+        while let (p, value) = try walk.next() {
             let view = RecordLayout.View(bytes: value)
             guard view.isWellFormed else {
                 throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
             }
             let event = view.isRedacted ? try redactions.describe(view.event(at: p), in: txn) : view.event(at: p)
             if !(try body(event)) || p == end { return }
-            expected += 1
-            entry = try cursor.nextBytes()
         }
-        if expected <= end {
-            throw EventLogError(.corrupt, operation: "read", "position \(expected) is missing from the log", position: expected)
-        }
+        try walk.checkReached(end)
     }
 
     /// The checkpoint of projection `name`.
