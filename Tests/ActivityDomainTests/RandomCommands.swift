@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 @testable import ActivityDomain
 
 /// A seeded generator (SplitMix64), so a failing run can be replayed from its seed.
@@ -42,17 +43,17 @@ struct RandomCommands {
         case 4: return .date(at(Double(Int.random(in: 0...100, using: &rng))))
         case 5: return .null
         case 6: return .array([value(depth: depth + 1), value(depth: depth + 1)])
-        default: return .dictionary([pick(keys): value(depth: depth + 1)])
+        default: return .dictionary([Name(pick(keys)): value(depth: depth + 1)])
         }
     }
 
-    mutating func userInfo() -> [String: UserInfoValue] {
-        var result: [String: UserInfoValue] = [:]
-        for key in keys where chance(0.5) { result[key] = value() }
+    mutating func userInfo() -> [Name: UserInfoValue] {
+        var result: [Name: UserInfoValue] = [:]
+        for key in keys where chance(0.5) { result[Name(key)] = value() }
         return result
     }
 
-    mutating func requiredKeys() -> Set<String>? {
+    mutating func requiredKeys() -> Set<Name>? {
         pick([nil, nil, ["k0"], ["k0", "k1"], []])
     }
 

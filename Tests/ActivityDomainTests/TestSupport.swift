@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import LMDB
 import Testing
+import TextIndex
 @testable import ActivityDomain
 
 /// The time tests start at; commands state their own times relative to it.

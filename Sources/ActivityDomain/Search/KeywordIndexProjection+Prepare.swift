@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LMDB
 import TextIndex
 
 extension KeywordIndexProjection {
@@ -20,14 +21,14 @@ extension KeywordIndexProjection {
     /// with the time of the command that replaces it (its own, else `batchTime`).
     static func replacedItems(_ commands: [ActivityCommand.Timed], at batchTime: Date) -> [(item: SearchableItem, time: Date)] {
         var found: [(item: SearchableItem, time: Date)] = []
-        var position: [String: Int] = [:]
+        var position: [Name: Int] = [:]
         for timed in commands {
             guard case .indexSearchableItems(let given) = timed.command else { continue }
             for item in given where !item.isUpdate {
-                if let k = position[item.uniqueIdentifier] {
+                if let k = position[Name(item.uniqueIdentifier)] {
                     found[k] = (item, timed.at ?? batchTime)
                 } else {
-                    position[item.uniqueIdentifier] = found.count
+                    position[Name(item.uniqueIdentifier)] = found.count
                     found.append((item, timed.at ?? batchTime))
                 }
             }

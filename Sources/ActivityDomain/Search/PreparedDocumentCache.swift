@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import TextIndex
 
 /// Documents of the keyword index tokenized ahead of their write
@@ -26,9 +27,15 @@ import TextIndex
 /// `@unchecked Sendable`: every stored property is either immutable or
 /// read and written only while `lock` is held.
 final class PreparedDocumentCache: @unchecked Sendable {
+    /// By bytes: identifiers that differ in one byte are two documents.
     struct Key: Hashable, Sendable {
-        var kind: String
-        var identifier: String
+        var kind: Name
+        var identifier: Name
+
+        init(kind: String, identifier: String) {
+            self.kind = Name(kind)
+            self.identifier = Name(identifier)
+        }
     }
 
     /// A document analyzed ahead, and what it was derived from.

@@ -38,7 +38,7 @@ extension UserScoped {
     }
 
     @discardableResult
-    public func addUserInfoEntries(_ entries: [String: UserInfoValue], to activity: String, at time: Date? = nil) async throws -> CommandResult {
+    public func addUserInfoEntries(_ entries: [Name: UserInfoValue], to activity: String, at time: Date? = nil) async throws -> CommandResult {
         try await BlockingWork.run { try self.addUserInfoEntries(entries, to: activity, at: time) }
     }
 

@@ -36,7 +36,7 @@ struct SearchCommand: Subcommand {
 
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
-        let store = userOption.space(in: try location.openForReading())
+        let store = try userOption.space(in: try location.openForReading())
         printHits(try store.search(text, now: now, limit: limit), json: json)
     }
 }
