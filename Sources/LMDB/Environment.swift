@@ -93,8 +93,10 @@ public final class Environment: @unchecked Sendable {
         var lockless = extraFlags & UInt32(MDB_NOLOCK) != 0
         let dataFile = extraFlags & UInt32(MDB_NOSUBDIR) != 0 ? resolved : (resolved as NSString).appendingPathComponent("data.mdb")
         do {
-            // Before LMDB maps the file: a file cut short or not LMDB's is an error, not a SIGBUS.
+            // Before LMDB maps the files: a data file cut short or not LMDB's is an
+            // error, not a SIGBUS; so is a lock file LMDB could not fill on a full disk.
             _ = try PageCheck.header(of: dataFile)
+            if !lockless { try LockFile.preallocate(in: resolved, maxReaders: options.maxReaders, mode: mode_t(options.fileMode)) }
             do {
                 env = try Self.open(resolved, flags: flags, options: options)
             } catch let error as LMDBError where options.readOnly && error.code == EACCES && !lockless {
@@ -115,7 +117,8 @@ public final class Environment: @unchecked Sendable {
             }
         } catch {
             if ownsClaim { OpenEnvironments.shared.release(resolved) }
-            throw error
+            // Creating the file writes its meta pages: a full disk says so.
+            throw DiskFullError.classify(error, at: resolved)
         }
         self.pointer = env
         self.path = resolved

@@ -2,19 +2,6 @@ import Foundation
 import LMDB
 @testable import ActivityDomain
 
-/// A seeded generator (SplitMix64), so a failing run can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random commands over small pools of ids, so that collisions, supersession,
 /// invalid states and missing keys happen often. Valid and invalid alike.
 struct RandomCommands {

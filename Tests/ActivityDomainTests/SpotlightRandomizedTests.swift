@@ -133,8 +133,10 @@ struct SpotlightRandomizedTests {
     func exactness(seed: UInt64) throws {
         try withReopenedSpotlightStore { store in
             var generator = RandomSpotlight(seed: seed)
+            var outcomes = Outcomes()
+            defer { #expect(outcomes.accepted >= 300 && outcomes.rejectedCount >= 10, "\(outcomes)") }
             for step in 0..<600 {
-                _ = try? store.perform(generator.commands(step: step), at: at(Double(step)))
+                try outcomes.run { try store.perform(generator.commands(step: step), at: at(Double(step))) }
                 if step % 50 == 49 {
                     try Self.checkAgainstBruteForce(store, now: at(Double(step)))
                     try Self.checkAgainstBruteForce(store, now: at(Double(step + 20)))
@@ -152,9 +154,10 @@ struct SpotlightRandomizedTests {
             var spotlight = RandomSpotlight(seed: 7)
             var activities = RandomCommands(seed: 7)
             var activityDocuments = 0
+            var outcomes = Outcomes()
             for step in 0..<1500 {
                 let commands = step % 3 == 0 ? [activities.command(step: step)] : spotlight.commands(step: step)
-                _ = try? store.perform(commands, at: at(Double(step)))
+                try outcomes.run { try store.perform(commands, at: at(Double(step))) }
                 if step % 100 == 99 {
                     // The index holds exactly the saved copies eligible for search.
                     let indexed = try store.read { txn in
@@ -166,6 +169,7 @@ struct SpotlightRandomizedTests {
                 }
             }
             #expect(activityDocuments > 0)
+            #expect(outcomes.accepted >= 750 && outcomes.rejectedCount >= 50, "\(outcomes)")
             let live = try RebuildDeterminismTests.contents(of: store.views, in: store.eventStore.environment)
             #expect(live["spotlight.items"]?.isEmpty == false)
             #expect(live["search.runs"]?.isEmpty == false)

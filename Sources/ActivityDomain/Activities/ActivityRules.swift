@@ -40,8 +40,8 @@ public enum ActivityRules {
     /// Checks a userInfo dictionary: every value finite, no string, key or
     /// data over ``maxFieldBytes``, nesting at most ``UserInfoValue/maxDepth``.
     static func checkUserInfo(_ entries: [Name: UserInfoValue], path: String, operation: String) throws {
-        let depth = UserInfoValue.dictionary(entries).depth()
-        if depth - 1 > UserInfoValue.maxDepth {
+        // The dictionary itself is one level.
+        if UserInfoValue.dictionary(entries).depth(upTo: UserInfoValue.maxDepth + 1) - 1 > UserInfoValue.maxDepth {
             throw ActivityError(.fieldTooLarge, operation: operation, field: path, value: "nested more than \(UserInfoValue.maxDepth) levels",
                                 allowed: "arrays and dictionaries nested at most \(UserInfoValue.maxDepth) levels in one value")
         }

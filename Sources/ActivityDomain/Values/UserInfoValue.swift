@@ -68,15 +68,18 @@ public enum UserInfoValue: Sendable, Hashable {
     /// Protocol Buffers' decoding limit of 100 messages) stays well within.
     public static let maxDepth = 16
 
-    /// How deep arrays and dictionaries nest in this value, counting no
-    /// further than `limit + 1` (so that the walk itself stays bounded).
+    /// How deep arrays and dictionaries nest in this value when that is at
+    /// most `limit`; more than `limit` otherwise (the walk stops there, so
+    /// that it stays bounded itself).
     func depth(upTo limit: Int = UserInfoValue.maxDepth) -> Int {
-        guard limit >= 0 else { return 1 }
+        let children: [UserInfoValue]
         switch self {
-        case .array(let values): return 1 + (values.lazy.map { $0.depth(upTo: limit - 1) }.max() ?? 0)
-        case .dictionary(let entries): return 1 + (entries.values.lazy.map { $0.depth(upTo: limit - 1) }.max() ?? 0)
+        case .array(let values): children = values
+        case .dictionary(let entries): children = Array(entries.values)
         default: return 0
         }
+        guard limit > 0 else { return 1 }
+        return 1 + (children.lazy.map { $0.depth(upTo: limit - 1) }.max() ?? 0)
     }
 
     /// The same value with every date rounded to whole microseconds, the
