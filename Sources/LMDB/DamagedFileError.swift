@@ -47,8 +47,9 @@ public struct DamagedFileError: Error, CustomStringConvertible, Sendable {
         case .cutShort(let fileSize, let recordedSize, let page):
             let which = page.map { "; page \($0)\(db), which is in use, lies past the end" } ?? ""
             let recorded = recordedSize.map { "its meta page records \($0) bytes" } ?? "it ends inside its meta pages"
+            let empty = fileSize == 0 ? " (if no store was ever written here, remove the empty file to start one)" : ""
             return "store file cut short: \(file) is \(fileSize) bytes; \(recorded)\(which). "
-                + "Restore the file from a copy (a follower, `eventlog restore`)"
+                + "Restore the file from a copy (a follower, `eventlog restore`)\(empty)"
         case .notAnLMDBFile(let detail):
             return "\(file) is not an LMDB data file: \(detail)"
         case .damagedPage(let page, let detail):

@@ -108,13 +108,6 @@ public final class Environment: @unchecked Sendable {
                 env = try Self.open(resolved, flags: flags | UInt32(MDB_NOLOCK), options: options)
                 lockless = true
             }
-            do {
-                // Before any other transaction: every page in use, once.
-                try PageCheck.walk(env, file: dataFile)
-            } catch {
-                mdb_env_close(env)
-                throw error
-            }
         } catch {
             if ownsClaim { OpenEnvironments.shared.release(resolved) }
             // Creating the file writes its meta pages: a full disk says so.
@@ -130,6 +123,11 @@ public final class Environment: @unchecked Sendable {
         mdb_env_get_fd(env, &descriptor)
         exclusion = WriterExclusion(descriptor: descriptor, directory: resolved,
                                     hasLockFile: !readsWithoutLock && extraFlags & UInt32(MDB_NOSUBDIR) == 0)
+        // Before any other transaction: every page in use, once. (Thrown
+        // from here, the environment is closed and released by `deinit`.)
+        gate.enterShared()
+        defer { gate.leaveShared() }
+        try PageCheck.walk(env, file: dataFile) { try beginReading() }
     }
 
     /// `mdb_env_create` … `mdb_env_open`, then `mdb_reader_check`; the handle is

@@ -32,7 +32,9 @@ import Glibc
 /// every page in use (`Docs/Reliability.md`, "Damaged files").
 enum PageCheck {
     /// The newest meta page of the data file at `file`, from `pread`: nil
-    /// for a missing or empty file (LMDB creates one).
+    /// for a missing file (LMDB creates one). An empty one is a store cut to
+    /// nothing (or one whose creation was killed before LMDB wrote its meta
+    /// pages): LMDB would start a new, empty store in it without a word.
     struct Header {
         var pageSize: Int
         var lastPage: UInt64
@@ -47,7 +49,7 @@ enum PageCheck {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw LMDBError(code: errno, call: "fstat(\(file))") }
         let fileSize = Int(info.st_size)
-        if fileSize == 0 { return nil }
+        if fileSize == 0 { throw DamagedFileError(file: file, problem: .cutShort(fileSize: 0, recordedSize: nil, page: nil)) }
         var buffer = [UInt8](repeating: 0, count: PageLayout.metaSize)
         func readMeta(at offset: Int, _ index: Int) throws -> (pageSize: Int, lastPage: UInt64, txnid: UInt64) {
             let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
@@ -98,12 +100,14 @@ enum PageCheck {
     /// (`mmap`, read-only, as long as the file): LMDB does not say where its
     /// map is. The read transaction holds the snapshot: no writer reuses its
     /// pages meanwhile.
-    static func walk(_ env: OpaquePointer, file: String) throws {
+    ///
+    /// `begin` begins the read transaction (the environment's own, which
+    /// clears stale reader slots and says so when every slot is taken).
+    static func walk(_ env: OpaquePointer, file: String, begin: () throws -> OpaquePointer) throws {
         var fd: Int32 = -1
         try check(mdb_env_get_fd(env, &fd), "mdb_env_get_fd(\(file))")
         for _ in 0..<100 {
-            var txn: OpaquePointer?
-            try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin(\(file))")
+            let txn = try begin()
             defer { mdb_txn_abort(txn) }
             var status = stat()
             guard fstat(fd, &status) == 0 else { throw LMDBError(code: errno, call: "fstat(\(file))") }
