@@ -147,36 +147,13 @@ struct DamagedFileTests {
     func damagedLogKey() throws {
         let (dir, store) = try Self.store(items: 80)
         defer { dir.remove() }
-        try Self.damageLogKey(store + "/data.mdb", position: 63, replacement: 65_087)
+        #expect(try DataFileDamage.replaceLogKey(in: store + "/data.mdb", position: 63, with: 65_087) > 0)
         for command in [["verify"], ["replay"], ["replay", "--full"], ["replay", "--verify"], ["replay", "--to", "70", "--into", dir.sub("travel")]] {
             let run = try CLI.runBounded(command + ["--store", store], timeout: 60)
             #expect(run.exited && run.status == 1, "\(command): \(run)")
             #expect(run.stderr.contains("the log is damaged at position 63"), "\(command): \(run.stderr)")
             #expect(!run.stderr.contains("MDB_KEYEXIST"), "\(command): \(run.stderr)")
         }
-    }
-
-    /// Overwrites the 8-byte log key of `position` with `replacement`.
-    static func damageLogKey(_ dataFile: String, position: UInt64, replacement: UInt64) throws {
-        // Every leaf or branch node with this 8-byte key (its size, 8, just
-        // before it): the live page among them, and stale copies of it in
-        // free pages, which LMDB leaves as they were.
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dataFile)))
-        let key = withUnsafeBytes(of: position.bigEndian) { Array($0) }
-        var damaged = 0
-        var from = 2
-        while let found = bytes[from...].firstRange(of: key) {
-            if bytes[found.lowerBound - 2] == 8 && bytes[found.lowerBound - 1] == 0 {
-                withUnsafeBytes(of: replacement.bigEndian) { bytes.replaceSubrange(found, with: $0) }
-                damaged += 1
-            }
-            from = found.lowerBound + 1
-        }
-        #expect(damaged > 0, "no log key \(position) in \(dataFile)")
-        // pwrite, not a new file: a store that has the file open sees the change through its map.
-        let fd = open(dataFile, O_WRONLY)
-        defer { close(fd) }
-        _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
     }
 
     @Test("lock.mdb deleted under a running writer: the writer refuses its next write, another writer waits for it, nothing acknowledged is lost")

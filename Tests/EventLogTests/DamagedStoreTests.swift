@@ -8,30 +8,6 @@ import Testing
 /// environment, a directory that may not be read.
 @Suite("Damaged stores are errors")
 struct DamagedStoreTests {
-    /// Overwrites, in `dataFile`, the 8-byte log key of `position` with
-    /// `replacement` (a leaf node's key: its 2-byte size, 8, just before it).
-    static func damageLogKey(_ dataFile: String, position: UInt64, replacement: UInt64) throws {
-        // Every leaf or branch node with this 8-byte key (its size, 8, just
-        // before it): the live page among them, and stale copies of it in
-        // free pages, which LMDB leaves as they were.
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dataFile)))
-        let key = withUnsafeBytes(of: position.bigEndian) { Array($0) }
-        var damaged = 0
-        var from = 2
-        while let found = bytes[from...].firstRange(of: key) {
-            if bytes[found.lowerBound - 2] == 8 && bytes[found.lowerBound - 1] == 0 {
-                withUnsafeBytes(of: replacement.bigEndian) { bytes.replaceSubrange(found, with: $0) }
-                damaged += 1
-            }
-            from = found.lowerBound + 1
-        }
-        #expect(damaged > 0, "no log key \(position) in \(dataFile)")
-        // pwrite, not a new file: a store that has the file open sees the change through its map.
-        let fd = open(dataFile, O_WRONLY)
-        defer { close(fd) }
-        _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-    }
-
     /// Runs `body` and fails unless it throws a corrupt-store error naming `position` within a few seconds.
     static func expectCorrupt(at position: UInt64, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
                               _ body: () throws -> Void) {
@@ -55,7 +31,7 @@ struct DamagedStoreTests {
         let store = try EventStore<CountingViews>(path: dir.path, options: fastOptions())
         for n in 0..<100 { try store.append([event("test.happened", n)]) }
         // Damaged while the store is open (its pages were checked when it opened).
-        try Self.damageLogKey(dir.sub("data.mdb"), position: 63, replacement: 65_087)
+        #expect(try DataFileDamage.replaceLogKey(in: dir.sub("data.mdb"), position: 63, with: 65_087) > 0)
         Self.expectCorrupt(at: 63, "events") { _ = try store.events() }
         Self.expectCorrupt(at: 63, "forEachEvent") { try store.forEachEvent { _ in true } }
         Self.expectCorrupt(at: 63, "records(after:)") { _ = try store.records(after: 50) }
@@ -78,7 +54,7 @@ struct DamagedStoreTests {
             let store = try EventStore<CountingViews>(path: dir.path, options: fastOptions())
             for n in 0..<100 { try store.append([event("test.happened", n)]) }
         }
-        try Self.damageLogKey(dir.sub("data.mdb"), position: 63, replacement: 65_087)
+        #expect(try DataFileDamage.replaceLogKey(in: dir.sub("data.mdb"), position: 63, with: 65_087) > 0)
         for readOnly in [false, true] {
             var options = fastOptions()
             options.readOnly = readOnly
