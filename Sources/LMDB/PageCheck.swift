@@ -136,8 +136,9 @@ private struct Walker {
     let fileSize: Int
     let file: String
     let recordedSize: Int
-    let freeRecord: UnsafeRawPointer
-    let mainRecord: UnsafeRawPointer
+    /// The snapshot's meta page (`MDB_meta`), copied: a writer of another
+    /// process may write over the slot two commits on.
+    let meta: [UInt8]
     /// One bit a page: in use (reached) …
     var used: [UInt64]
     /// … and listed as free.
@@ -164,20 +165,25 @@ private struct Walker {
         var environmentStatus = MDB_stat()
         mdb_env_stat(env, &environmentStatus)
         pageSize = Int(environmentStatus.ms_psize)
-        var meta: UnsafeRawPointer?
+        var slot: UnsafeRawPointer?
         for index in 0..<2 {
             let page = base + index * pageSize
-            if page.loadUnaligned(fromByteOffset: PageLayout.metaTransaction, as: UInt64.self) == txnid { meta = page }
+            if page.loadUnaligned(fromByteOffset: PageLayout.metaTransaction, as: UInt64.self) == txnid { slot = page }
         }
-        guard let meta else { return nil }
-        let lastPage = meta.loadUnaligned(fromByteOffset: PageLayout.metaLastPage, as: UInt64.self)
+        guard let slot else { return nil }
+        // Copied, then the slot must still hold this transaction and no
+        // second commit may have come since (its meta page goes into this
+        // slot): else the copy may mix two, and the walk begins again.
+        meta = Array(UnsafeRawBufferPointer(start: slot, count: PageLayout.metaSize))
+        mdb_env_info(env, &info)
+        guard slot.loadUnaligned(fromByteOffset: PageLayout.metaTransaction, as: UInt64.self) == txnid,
+              UInt64(info.me_last_txnid) <= txnid + 1 else { return nil }
+        let lastPage = meta.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: PageLayout.metaLastPage, as: UInt64.self) }
         recordedSize = (Int(clamping: lastPage) &+ 1).multipliedReportingOverflow(by: pageSize).partialValue
         guard lastPage >= 1, lastPage < UInt64(Int.max / pageSize), Int(lastPage) < info.me_mapsize / pageSize else {
             throw DamagedFileError(file: file, problem: .damagedPage(page: 0, detail: "the meta page records \(lastPage) as its last page"))
         }
         pageCount = lastPage + 1
-        freeRecord = meta + PageLayout.metaFreeDatabase
-        mainRecord = meta + PageLayout.metaMainDatabase
         used = [UInt64](repeating: 0, count: Int(pageCount + 63) / 64)
         free = used
         Self.set(&used, 0)
@@ -185,9 +191,12 @@ private struct Walker {
     }
 
     mutating func run() throws {
-        try walk(record: freeRecord, tree: Tree(name: "free", flags: PageLayout.integerKey, fixedSize: 0, isFreeList: true))
-        try walk(record: mainRecord, tree: Tree(name: "main", flags: mainRecord.loadUnaligned(fromByteOffset: 4, as: UInt16.self),
-                                                fixedSize: 0, isMain: true))
+        let meta = self.meta
+        try meta.withUnsafeBytes { copy in
+            let free = copy.baseAddress! + PageLayout.metaFreeDatabase, main = copy.baseAddress! + PageLayout.metaMainDatabase
+            try walk(record: free, tree: Tree(name: "free", flags: PageLayout.integerKey, fixedSize: 0, isFreeList: true))
+            try walk(record: main, tree: Tree(name: "main", flags: 0, fixedSize: 0, isMain: true))
+        }
         for word in used.indices where used[word] & free[word] != 0 {
             let page = word * 64 + (used[word] & free[word]).trailingZeroBitCount
             throw DamagedFileError(file: file, problem: .damagedPage(page: page, detail: "the page is in use and listed as free"),

@@ -155,7 +155,10 @@ struct BoundedRun: CustomStringConvertible {
     var timedOut: Bool
     var stdout: String
     var stderr: String
-    /// The child's peak resident memory (`wait4`'s `ru_maxrss`), in bytes.
+    /// The child's peak resident memory, in bytes: `VmHWM` of
+    /// `/proc/PID/status`, read while it runs. (Not `wait4`'s `ru_maxrss`:
+    /// a child started by `posix_spawn` shares this process's memory until
+    /// its `exec`, which then counts as the child's peak.)
     var peakMemory: Int
 
     /// Exited by itself, with a status (no signal, no timeout).
@@ -186,9 +189,10 @@ extension CLI {
         let deadline = Date().addingTimeInterval(timeout)
         var timedOut = false
         var raw: Int32 = 0
-        var usage = rusage()
+        var peak = 0
         while true {
-            let result = wait4(child.processIdentifier, &raw, WNOHANG, &usage)
+            peak = max(peak, Self.peakMemory(of: child.processIdentifier))
+            let result = waitpid(child.processIdentifier, &raw, WNOHANG)
             if result == child.processIdentifier { break }
             if result < 0 && errno != EINTR { break }
             if !timedOut && Date() > deadline {
@@ -202,7 +206,14 @@ extension CLI {
                           timedOut: timedOut,
                           stdout: String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self),
                           stderr: String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self),
-                          peakMemory: Int(usage.ru_maxrss) * 1024)
+                          peakMemory: peak)
+    }
+
+    /// `VmHWM` of `/proc/PID/status` in bytes (0 once the process is gone).
+    static func peakMemory(of pid: pid_t) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        return (Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0) * 1024
     }
 
     /// ``runBounded(_:input:environment:timeout:)`` with UTF-8 arguments.
