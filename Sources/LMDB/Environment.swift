@@ -192,7 +192,7 @@ public final class Environment: @unchecked Sendable {
     }
 
     private func read<R>(adoptingResize: Bool, _ body: (ReadTransaction) throws -> R) throws -> R {
-        try exclusion.checkLockFile()
+        try exclusion.checkLockFileForReading()
         gate.enterShared()
         defer { gate.leaveShared() }
         let txn = try ReadTransaction(environment: self, begin: beginReading(adoptingResize: adoptingResize))
@@ -229,7 +229,7 @@ public final class Environment: @unchecked Sendable {
     /// set's `init(openingIn:)`, which only opens, works on both.
     public func openDatabases<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         guard options.readOnly else { return try write(body) }
-        try exclusion.checkLockFile()
+        try exclusion.checkLockFileForReading()
         gate.enterShared()
         defer { gate.leaveShared() }
         let txn = WriteTransaction(environment: self, begin: try beginReading(), opensOnly: true)

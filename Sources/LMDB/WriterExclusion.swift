@@ -21,14 +21,22 @@ import Glibc
 /// - the check that `lock.mdb` is still the file this environment opened
 ///   (same device and inode): a writer whose lock file was replaced keeps
 ///   a reader table that new readers do not enter, so it could reuse pages
-///   they read. It refuses (``LockFileReplacedError``), and so does each
-///   read transaction, whose slot new writers would not see.
+///   they read. It refuses (``LockFileReplacedError``), and so do its read
+///   transactions, whose slots new writers would not see (checked at most
+///   every 100 ms for reads, so that a read pays a clock read, not a
+///   `stat`; once found, every read is refused).
 ///
 /// Taken before LMDB's mutex and released after the commit, in that order
 /// in every process, so they cannot deadlock.
 final class WriterExclusion: @unchecked Sendable {
     private let mutex = NSLock()
     private let descriptor: Int32
+    /// When reads check the lock file next (monotonic nanoseconds), and what
+    /// they found, behind `readCheck`.
+    private let readCheck = NSLock()
+    private var nextReadCheck: UInt64 = 0
+    private var replaced: LockFileReplacedError?
+    static let readCheckInterval: UInt64 = 100_000_000
     private let lockFile: String
     private let identity: (device: UInt64, inode: UInt64)?
 
@@ -52,6 +60,28 @@ final class WriterExclusion: @unchecked Sendable {
         guard let identity else { return }
         let now = Self.identity(of: lockFile)
         guard let now, now == identity else { throw LockFileReplacedError(lockFile: lockFile, removed: now == nil) }
+    }
+
+    /// ``checkLockFile()`` for a read: at most every 100 ms; a replacement,
+    /// once found, is thrown again at once.
+    func checkLockFileForReading() throws {
+        guard identity != nil else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        readCheck.lock()
+        let found = replaced
+        let due = found == nil && now >= nextReadCheck
+        if due { nextReadCheck = now + Self.readCheckInterval }
+        readCheck.unlock()
+        if let found { throw found }
+        guard due else { return }
+        do {
+            try checkLockFile()
+        } catch let error as LockFileReplacedError {
+            readCheck.lock()
+            replaced = error
+            readCheck.unlock()
+            throw error
+        }
     }
 
     /// Waits for this process's other writers, then for every other
