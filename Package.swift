@@ -97,9 +97,12 @@ let package = Package(
         // reading, a multilingual item generator, a measured run.
         .target(
             name: "IndexingWorkload",
-            dependencies: ["ActivityDomain", "EventLog", "LMDB"],
+            dependencies: ["ActivityDomain", "EventLog", "LMDB", "TestSupport"],
             swiftSettings: strict
         ),
+        // What the tests and the workloads share: the seeded generator
+        // (SplitMix64) and temporary directories. One copy.
+        .target(name: "TestSupport", swiftSettings: strict),
         .executableTarget(
             name: "eventlog",
             dependencies: [
@@ -150,16 +153,16 @@ let package = Package(
         .testTarget(
             name: "EventLogTests",
             dependencies: [
-                "EventLog", "LMDB", "CLMDB", "SyntheticWorkload", "SyntheticAppender",
+                "EventLog", "LMDB", "CLMDB", "SyntheticWorkload", "SyntheticAppender", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
-        .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "LMDB"], swiftSettings: strict),
+        .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "LMDB", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "ActivityDomainTests",
-            dependencies: ["ActivityDomain", "EventLog", "TextIndex", "LMDB"],
+            dependencies: ["ActivityDomain", "EventLog", "TextIndex", "LMDB", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
@@ -171,7 +174,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EventLogCLITests",
-            dependencies: ["eventlog"],
+            dependencies: ["eventlog", "TestSupport"],
             exclude: ["FaultShim"],
             swiftSettings: strict
         ),

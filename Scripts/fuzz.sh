@@ -4,8 +4,10 @@
 #   bash Scripts/fuzz.sh [SECONDS] [TARGET...]
 #
 # Builds `eventlog-fuzz` with -sanitize=fuzzer in its own scratch path
-# (.build-fuzz, release), then runs each target (default: all five:
-# operations query records snapshots payloads) for SECONDS (default 60) on
+# (.build-fuzz, release), and `eventlog` (debug, .build: the `arguments`
+# target runs it as a child, through EVENTLOG_BINARY), then runs each target
+# (default: all six: operations query records snapshots payloads arguments)
+# for SECONDS (default 60) on
 # its corpus in Tests/FuzzCorpusTests/Corpus/TARGET (and the inputs that once
 # failed, in Regressions/TARGET), one process, new inputs in a scratch
 # directory; then merges them into the corpus, minimized (-merge=1: only
@@ -23,12 +25,15 @@ cd "$root"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(operations query records snapshots payloads)
+[ ${#targets[@]} -gt 0 ] || targets=(operations query records snapshots payloads arguments)
 scratch=.build-fuzz
 
 swift build -c release --scratch-path "$scratch" --product eventlog-fuzz \
   -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING
 binary=$(swift build -c release --scratch-path "$scratch" --show-bin-path)/eventlog-fuzz
+swift build --product eventlog
+export EVENTLOG_BINARY
+EVENTLOG_BINARY=$(swift build --show-bin-path)/eventlog
 
 for target in "${targets[@]}"; do
   corpus=Tests/FuzzCorpusTests/Corpus/$target

@@ -12,8 +12,10 @@ public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable
         case headMismatch
         /// An event or option is not acceptable (e.g. an over-long type).
         case invalidArgument
-        /// The store directory holds no store.
+        /// The store directory holds no store (or another program's LMDB environment).
         case storeMissing
+        /// This user may not read (or write) the store's directory or files.
+        case permissionDenied
         /// The store was written by a format this version does not read.
         case incompatibleFormat
         /// The log fails verification.

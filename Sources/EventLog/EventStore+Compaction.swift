@@ -37,10 +37,7 @@ extension EventStore {
     @discardableResult
     public static func compact(path: String, options: StoreOptions = StoreOptions(),
                                progress: (@Sendable (CompactionProgress) -> Void)? = nil) throws -> StoreCompaction {
-        let dataFile = URL(fileURLWithPath: path).appendingPathComponent("data.mdb").path
-        guard FileManager.default.fileExists(atPath: dataFile) else {
-            throw EventLogError(.storeMissing, operation: "compact", "no store at \(path) (no data.mdb there)")
-        }
+        try StoreDirectory.checkExists(path, operation: "compact")
         var head: Position = 0
         var removed: [String] = []
         let report: CompactionReport

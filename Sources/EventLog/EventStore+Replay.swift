@@ -272,15 +272,14 @@ extension EventStore {
             let start = next
             next = try target.write { txn in
                 try environment.read { live in
-                    let cursor = try databases.log.cursor(in: live)
-                    var position = start
-                    var entry = try start.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
-                    while let (key, value) = entry, position - start < 20_000, position <= end {
-                        try targetDatabases.log.putBytes(value, forKey: key, flags: .append, in: txn)
-                        position += 1
-                        entry = try cursor.nextBytes()
+                    var walk = try LogWalk(databases, from: start, in: live)
+                    while walk.expected - start < 20_000, walk.expected <= end, let (position, value) = try walk.next() {
+                        try position.withEncodedBytes { key in
+                            try targetDatabases.log.putBytes(value, forKey: key, flags: .append, in: txn)
+                        }
                     }
-                    return position
+                    try walk.checkReached(min(end, start + 19_999))
+                    return walk.expected
                 }
             }
             progress?(ReplayProgress(phase: .copyLog, position: next - 1, end: end, events: next - 1,

@@ -66,21 +66,13 @@ extension EventStore {
         try environment.read { txn in
             var result: [LogRecord] = []
             var bytes = 0
-            let cursor = try databases.log.cursor(in: txn)
-            var expected = position + 1
-            var entry = try expected.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
-            while let (key, value) = entry, result.count < limit, bytes < maxBytes {
-                let p = try UInt64.decode(lmdbBytes: key)
-                guard p == expected else {
-                    throw EventLogError(.corrupt, operation: "read", "position \(expected) is missing from the log", position: expected)
-                }
+            var walk = try LogWalk(databases, from: position + 1, in: txn)
+            while result.count < limit, bytes < maxBytes, let (p, value) = try walk.next() {
                 guard RecordLayout.View(bytes: value).isWellFormed else {
                     throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
                 }
                 result.append(LogRecord(trusted: p, bytes: [UInt8](value)))
                 bytes += value.count
-                expected += 1
-                entry = try cursor.nextBytes()
             }
             return result
         }

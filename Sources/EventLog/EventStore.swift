@@ -63,15 +63,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             throw EventLogError(.invalidArgument, operation: "open",
                                 "indexDurability is noSync; allowed: durable or noMetaSync (a machine crash can damage an environment written without syncs, silently)")
         }
-        let dataFile = URL(fileURLWithPath: path).appendingPathComponent("data.mdb").path
-        if (options.readOnly || !options.createIfMissing) && !FileManager.default.fileExists(atPath: dataFile) {
-            throw EventLogError(.storeMissing, operation: "open", "no store at \(path) (no data.mdb there)")
-        }
-        do {
-            environment = try Environment(path: path, options: options.environmentOptions)
-        } catch let error as EnvironmentBusyError {
-            throw EventLogError(.storeBusy, operation: "open", error.description)
-        }
+        if options.readOnly || !options.createIfMissing { try StoreDirectory.checkExists(path) }
+        environment = try StoreDirectory.open(path, options: options.environmentOptions)
         self.options = options
         groupCommit = GroupCommit(maxGroup: options.maxGroupCommit)
         commits = CommitSignal()
@@ -81,6 +74,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             indexer = nil
             return
         }
+        // Never add the log's databases to another program's environment.
+        try StoreDirectory.refuseForeign(environment, path: path)
         (databases, views) = try environment.write { txn in
             let databases = try LogDatabases(openingIn: txn)
             if try Self.checkFormat(databases, in: txn, path: path) == nil {
@@ -112,7 +107,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             do {
                 databases = try LogDatabases(openingIn: txn)
             } catch LMDBError.notFound {
-                throw EventLogError(.storeMissing, operation: "open", "\(path) holds an LMDB environment without an event log")
+                throw StoreDirectory.foreign(path, databases: try txn.databaseNames())
             }
             _ = try checkFormat(databases, in: txn, path: path)
             do {

@@ -101,28 +101,17 @@ struct LogDatabases: Sendable {
     func forEachRecord(after position: Position, through end: Position, in txn: ReadTransaction,
                        _ body: (RecordedEvent, ChainLink) throws -> Bool) throws {
         guard position < end else { return }
-        let cursor = try log.cursor(in: txn)
         let redactions = RedactionLookup(self)
-        var expected = position + 1
-        var entry = try expected.withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
-        while let (key, value) = entry {
-            let p = try UInt64.decode(lmdbBytes: key)
-            if p > end { return }
-            guard p == expected else {
-                throw EventLogError(.corrupt, operation: "read", "position \(expected) is missing from the log", position: expected)
-            }
+        var walk = try LogWalk(self, from: position + 1, in: txn)
+        while let (p, value) = try walk.next() {
             let view = RecordLayout.View(bytes: value)
             guard view.isWellFormed else {
                 throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
             }
             let event = view.isRedacted ? try redactions.describe(view.event(at: p), in: txn) : view.event(at: p)
             if !(try body(event, view.link)) || p == end { return }
-            expected += 1
-            entry = try cursor.nextBytes()
         }
-        if expected <= end {
-            throw EventLogError(.corrupt, operation: "read", "position \(expected) is missing from the log", position: expected)
-        }
+        try walk.checkReached(end)
     }
 
     /// The link of the record at `position` (``ChainLink/zero`` at 0); nil

@@ -27,6 +27,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case snapshots
     /// An event's payload under each event type, decoded and applied by the projections.
     case payloads
+    /// `eventlog`'s arguments as bytes, run as a child process on a small store.
+    case arguments
 
     /// Runs one input.
     public func run(_ input: [UInt8]) throws {
@@ -36,6 +38,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .records: try RecordsTarget.run(input)
         case .snapshots: try SnapshotsTarget.run(input)
         case .payloads: try PayloadsTarget.run(input)
+        case .arguments: try ArgumentsTarget.run(input)
         }
     }
 }
@@ -88,6 +91,7 @@ extension FuzzTarget {
         case .records: return try RecordsTarget.seeds()
         case .snapshots: return try SnapshotsTarget.seeds()
         case .payloads: return try PayloadsTarget.seeds()
+        case .arguments: return ArgumentsTarget.seeds()
         }
     }
 }

@@ -1,5 +1,6 @@
 import ActivityDomain
 import Foundation
+import TestSupport
 
 /// Realistic multilingual items when no corpus is given: the shape of
 /// `shared/corpus` (86% English, 9% Japanese, 3% Spanish, 2% Chinese; title
@@ -12,10 +13,10 @@ import Foundation
 /// let items = generator.items(10_000)
 /// ```
 public struct ItemGenerator {
-    private var rng: SplitMix64
+    private var rng: SeededGenerator
     private var counter = 0
 
-    public init(seed: UInt64 = 1) { rng = SplitMix64(seed: seed) }
+    public init(seed: UInt64 = 1) { rng = SeededGenerator(seed: seed) }
 
     public mutating func items(_ count: Int) -> [SearchableItem] { (0..<count).map { _ in item() } }
 
@@ -75,26 +76,4 @@ public struct ItemGenerator {
     static let keywords = ["game::strategy", "interface::graphical", "role::program", "implemented-in::c",
                            "devel::library", "use::editing", "works-with::text", "scope::utility", "uitoolkit::gtk",
                            "network::client", "protocol::http", "implemented-in::python", "role::shared-lib"]
-}
-
-/// A seeded generator (SplitMix64): reproducible workloads.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-
-    /// A standard normal draw (Box–Muller).
-    mutating func normal() -> Double {
-        let u = max(unit(), 1e-12), v = unit()
-        return (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
-    }
 }

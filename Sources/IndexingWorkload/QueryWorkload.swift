@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Queries for the indexing benchmarks: read from a file (one a line, as
 /// `shared/corpus/queries.txt`), or made from ``ItemGenerator``'s words in
@@ -23,7 +24,7 @@ public enum QueryWorkload {
     /// One word, two words (both must match), a three-letter prefix, a
     /// Spanish word with its accents stripped: in turn, from a seeded draw.
     public static func freeText(count: Int, seed: UInt64 = 7) -> [String] {
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         func word() -> String {
             // Skip the stop-word head of the list: real queries name things.
             let pool = Vocabulary.english.dropFirst(20)

@@ -70,10 +70,10 @@ extension Environment {
         return zeroed
     }
 
-    /// LMDB 0.9's page header size (`PAGEHDRSZ`) and page flags.
-    private static let pageHeaderSize = 16
-    private static let branchFlag: UInt16 = 0x01, leafFlag: UInt16 = 0x02, overflowFlag: UInt16 = 0x04,
-                       metaFlag: UInt16 = 0x08, leaf2Flag: UInt16 = 0x20
+    /// LMDB 0.9's page header size (`PAGEHDRSZ`) and page flags (``PageLayout``).
+    private static let pageHeaderSize = PageLayout.headerSize
+    private static let branchFlag = PageLayout.branch, leafFlag = PageLayout.leaf, overflowFlag = PageLayout.overflow,
+                       metaFlag = PageLayout.meta, leaf2Flag = PageLayout.leaf2
 
     private func zeroTail(of value: UnsafeRawBufferPointer, start: UnsafeRawPointer, pageSize: Int, fileSize: Int,
                           zeros: [UInt8], descriptor: Int32, file: String, database: String) throws -> Int {

@@ -43,6 +43,9 @@ public final class Environment: @unchecked Sendable {
     /// directory cannot be locked.
     private let directoryLock: DirectoryLock?
     private let ownsClaim: Bool
+    /// Writers of every process exclude each other through `data.mdb` too,
+    /// and refuse a replaced `lock.mdb` (``WriterExclusion``).
+    private let exclusion: WriterExclusion
 
     /// Opens (creating when needed) the environment in directory `path`.
     /// Calls `mdb_env_create`, `mdb_env_set_mapsize`, `mdb_env_set_maxreaders`,
@@ -88,7 +91,12 @@ public final class Environment: @unchecked Sendable {
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
         var env: OpaquePointer
         var lockless = extraFlags & UInt32(MDB_NOLOCK) != 0
+        let dataFile = extraFlags & UInt32(MDB_NOSUBDIR) != 0 ? resolved : (resolved as NSString).appendingPathComponent("data.mdb")
         do {
+            // Before LMDB maps the files: a data file cut short or not LMDB's is an
+            // error, not a SIGBUS; so is a lock file LMDB could not fill on a full disk.
+            _ = try PageCheck.header(of: dataFile)
+            if !lockless { try LockFile.preallocate(in: resolved, maxReaders: options.maxReaders, mode: mode_t(options.fileMode)) }
             do {
                 env = try Self.open(resolved, flags: flags, options: options)
             } catch let error as LMDBError where options.readOnly && error.code == EACCES && !lockless {
@@ -102,7 +110,8 @@ public final class Environment: @unchecked Sendable {
             }
         } catch {
             if ownsClaim { OpenEnvironments.shared.release(resolved) }
-            throw error
+            // Creating the file writes its meta pages: a full disk says so.
+            throw DiskFullError.classify(error, at: resolved)
         }
         self.pointer = env
         self.path = resolved
@@ -110,6 +119,15 @@ public final class Environment: @unchecked Sendable {
         self.directoryLock = directoryLock
         self.ownsClaim = ownsClaim
         self.readsWithoutLock = lockless || (options.readOnly && Self.isOnReadOnlyFilesystem(resolved))
+        var descriptor: Int32 = -1
+        mdb_env_get_fd(env, &descriptor)
+        exclusion = WriterExclusion(descriptor: descriptor, directory: resolved,
+                                    hasLockFile: !readsWithoutLock && extraFlags & UInt32(MDB_NOSUBDIR) == 0)
+        // Before any other transaction: every page in use, once. (Thrown
+        // from here, the environment is closed and released by `deinit`.)
+        gate.enterShared()
+        defer { gate.leaveShared() }
+        try PageCheck.walk(env, file: dataFile) { try beginReading() }
     }
 
     /// `mdb_env_create` … `mdb_env_open`, then `mdb_reader_check`; the handle is
@@ -174,6 +192,7 @@ public final class Environment: @unchecked Sendable {
     }
 
     private func read<R>(adoptingResize: Bool, _ body: (ReadTransaction) throws -> R) throws -> R {
+        try exclusion.checkLockFileForReading()
         gate.enterShared()
         defer { gate.leaveShared() }
         let txn = try ReadTransaction(environment: self, begin: beginReading(adoptingResize: adoptingResize))
@@ -210,6 +229,7 @@ public final class Environment: @unchecked Sendable {
     /// set's `init(openingIn:)`, which only opens, works on both.
     public func openDatabases<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         guard options.readOnly else { return try write(body) }
+        try exclusion.checkLockFileForReading()
         gate.enterShared()
         defer { gate.leaveShared() }
         let txn = WriteTransaction(environment: self, begin: try beginReading(), opensOnly: true)
@@ -228,12 +248,19 @@ public final class Environment: @unchecked Sendable {
     /// runs again from the start after the map grows, so it must act only
     /// through its transaction. It must not suspend: a write transaction
     /// belongs to its thread.
+    ///
+    /// Writers of every process exclude each other through `lock.mdb` (LMDB)
+    /// and `data.mdb` (``WriterExclusion``); a process whose `lock.mdb` was
+    /// replaced throws ``LockFileReplacedError``. A full filesystem throws
+    /// ``DiskFullError``.
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         while true {
             do {
                 return try writeOnce(body)
             } catch LMDBError.mapFull {
                 try grow()
+            } catch {
+                throw DiskFullError.classify(error, at: path)
             }
         }
     }
@@ -241,6 +268,8 @@ public final class Environment: @unchecked Sendable {
     private func writeOnce<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         writer.enter(path)
         defer { writer.leave() }
+        try exclusion.acquire()
+        defer { exclusion.release() }
         gate.enterShared()
         defer { gate.leaveShared() }
         let txn = try WriteTransaction(environment: self, begin: beginAdoptingResize(parent: nil, flags: 0))
@@ -317,7 +346,11 @@ public final class Environment: @unchecked Sendable {
     /// Flushes to disk (`mdb_env_sync` with force): what ``Durability/noSync``
     /// left unwritten is durable after it returns.
     public func sync() throws {
-        try check(mdb_env_sync(pointer, 1), "mdb_env_sync")
+        do {
+            try check(mdb_env_sync(pointer, 1), "mdb_env_sync")
+        } catch {
+            throw DiskFullError.classify(error, at: path)
+        }
     }
 
     /// Writes a consistent copy of the whole environment to directory `path`
@@ -377,17 +410,18 @@ public struct EnvironmentInfo: Sendable, Equatable {
 final class OpenEnvironments: @unchecked Sendable {
     static let shared = OpenEnvironments()
     private let lock = NSLock()
-    private var paths = Set<String>()
+    /// By bytes: two paths that differ in one byte are two directories.
+    private var paths = Set<Name>()
 
     func claim(_ path: String) throws {
         lock.lock()
         defer { lock.unlock() }
-        guard paths.insert(path).inserted else { throw EnvironmentAlreadyOpenError(path: path) }
+        guard paths.insert(Name(path)).inserted else { throw EnvironmentAlreadyOpenError(path: path) }
     }
 
     func release(_ path: String) {
         lock.lock()
-        paths.remove(path)
+        paths.remove(Name(path))
         lock.unlock()
     }
 }

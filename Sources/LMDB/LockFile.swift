@@ -35,4 +35,38 @@ enum LockFile {
         guard fcntl(fd, F_GETLK, &probe) == 0 else { return nil }
         return probe.l_type == Int16(F_UNLCK) ? nil : probe.l_pid
     }
+
+    /// The size LMDB gives a new lock file (`mdb_env_setup_locks`: the
+    /// `MDB_txninfo` header with one reader, 192 bytes on 64-bit Linux, and
+    /// 64 bytes for each further reader slot).
+    static func size(maxReaders: UInt32) -> Int { Int(maxReaders - 1) * 64 + 192 }
+
+    /// Makes sure every block of `directory/lock.mdb` is allocated on disk
+    /// before LMDB maps it (`posix_fallocate`): a new one is created at the
+    /// size LMDB would give it, an existing one has its holes filled.
+    ///
+    /// Why: LMDB sizes the lock file with `ftruncate`, which allocates
+    /// nothing, then writes its reader table through a shared map. On a full
+    /// filesystem the first write to an unallocated page of that map is a
+    /// SIGBUS (seen on tmpfs, in `replay --verify`'s scratch environment
+    /// after a write had filled the disk). Allocated here, a full disk is
+    /// ``DiskFullError`` before anything is mapped.
+    ///
+    /// Call only while this process does not have the environment open
+    /// (closing a descriptor of the file drops the process's `fcntl` locks
+    /// on it): ``Environment`` calls it before `mdb_env_open`. Failures other
+    /// than a full disk are left for LMDB's own open to report.
+    static func preallocate(in directory: String, maxReaders: UInt32, mode: mode_t) throws {
+        let path = (directory as NSString).appendingPathComponent(name)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { return }
+        let length = status.st_size > 0 ? status.st_size : off_t(size(maxReaders: maxReaders))
+        let result = posix_fallocate(fd, 0, length)
+        if result == ENOSPC || result == EDQUOT {
+            throw DiskFullError.classify(LMDBError(code: result, call: "posix_fallocate(\(path))"), at: directory)
+        }
+    }
 }

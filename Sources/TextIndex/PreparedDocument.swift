@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// A document checked, tokenized and folded ahead of its write transaction,
 /// so that this work can run on another thread (or core) while the writer
@@ -65,26 +66,13 @@ public struct PreparedDocument: Sendable {
     /// (`String ==` compares canonical equivalence, which is not enough: the
     /// tokenizer reads bytes.)
     func hasSameAnalysisInput(as doc: IndexDocument) -> Bool {
-        guard Self.sameBytes(doc.kind, document.kind), Self.sameBytes(doc.identifier, document.identifier),
+        guard Name.equal(doc.kind, document.kind), Name.equal(doc.identifier, document.identifier),
               doc.fields.count == document.fields.count else { return false }
         for (name, values) in doc.fields {
             guard let mine = document.fields[name], mine.count == values.count else { return false }
-            for (a, b) in zip(values, mine) where !Self.sameBytes(a, b) { return false }
+            for (a, b) in zip(values, mine) where !Name.equal(a, b) { return false }
         }
         return true
-    }
-
-    static func sameBytes(_ a: String, _ b: String) -> Bool {
-        // Native strings: their bytes in place, no mutable copies.
-        if let same = a.utf8.withContiguousStorageIfAvailable({ x in
-            b.utf8.withContiguousStorageIfAvailable { y in
-                x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
-            }
-        }), let same { return same }
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) }
-        }
     }
 
     /// The analysis with term ids of `table` (the writer's).

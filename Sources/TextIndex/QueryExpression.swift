@@ -13,6 +13,14 @@ public indirect enum QueryExpression: Sendable, Equatable {
     case compare(attribute: String, ComparisonOperator, QueryValue)
     /// `InRange(attribute, low, high)`: low ≤ value ≤ high.
     case inRange(attribute: String, low: QueryValue, high: QueryValue)
+
+    /// Levels of the tree: 1 for a comparison.
+    public var depth: Int {
+        switch self {
+        case .and(let a, let b), .or(let a, let b): 1 + max(a.depth, b.depth)
+        case .compare, .inRange: 1
+        }
+    }
 }
 
 /// `==`, `!=`, `<`, `>`, `<=`, `>=`.

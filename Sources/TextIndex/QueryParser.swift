@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// A recursive-descent parser for the query language (SPEC §5):
 ///
@@ -23,6 +24,12 @@ import Foundation
 /// `&&` binds tighter than `||`. Ordering operators and `InRange` take
 /// numbers and dates only. Errors are ``QueryError``s naming the column.
 ///
+/// Bounded whatever the thread's stack (a service's threads may have small
+/// ones): parentheses nest at most ``maxNesting`` deep, checked before the
+/// parser recurses, and a run of `&&` or `||` is kept as a balanced tree,
+/// so that an expression of N terms is about log2 N deep; every walk of the
+/// tree (evaluation, and freeing it) recurses at most ``maxDepth`` deep.
+///
 /// ```swift
 /// let e = try QueryParser.parse(#"title == "latte*"cd && (keywords == "coffee"c || domainIdentifier == "orders")"#,
 ///                               now: Date())
@@ -31,12 +38,21 @@ public struct QueryParser {
     let scalars: [Unicode.Scalar]
     var position = 0
     let now: Date
-    let attributes: Set<String>?
+    /// The attribute names allowed, compared by their bytes.
+    let attributes: Set<Name>?
+    /// Parentheses open around the current position.
+    var nesting = 0
+
+    /// The deepest parentheses may nest.
+    public static let maxNesting = 64
+    /// The deepest a query's expression tree may be (parentheses, and the
+    /// balanced runs of `&&` and `||` inside them).
+    public static let maxDepth = 256
 
     /// Parses `text`; `$time` values are resolved against `now`. When
     /// `attributes` is given, other attribute names are errors.
     public static func parse(_ text: String, now: Date, attributes: Set<String>? = nil) throws -> QueryExpression {
-        var parser = QueryParser(scalars: Array(text.unicodeScalars), now: now, attributes: attributes)
+        var parser = QueryParser(scalars: Array(text.unicodeScalars), now: now, attributes: attributes.map { Set($0.map { Name($0) }) })
         let e = try parser.parseOr()
         parser.skipSpace()
         if parser.position < parser.scalars.count {
@@ -48,21 +64,51 @@ public struct QueryParser {
     // MARK: Grammar
 
     mutating func parseOr() throws -> QueryExpression {
-        var left = try parseAnd()
-        while consume("||") { left = .or(left, try parseAnd()) }
-        return left
+        let start = position
+        var terms = [try parseAnd()]
+        while consume("||") { terms.append(try parseAnd()) }
+        return try balanced(terms, from: start, QueryExpression.or)
     }
 
     mutating func parseAnd() throws -> QueryExpression {
-        var left = try parsePrimary()
-        while consume("&&") { left = .and(left, try parsePrimary()) }
-        return left
+        let start = position
+        var terms = [try parsePrimary()]
+        while consume("&&") { terms.append(try parsePrimary()) }
+        return try balanced(terms, from: start, QueryExpression.and)
+    }
+
+    /// `terms` joined by `join` into a balanced tree (the same matches as a
+    /// left-leaning one: `&&` and `||` are associative), no deeper than ``maxDepth``.
+    func balanced(_ terms: [QueryExpression], from start: Int,
+                  _ join: (QueryExpression, QueryExpression) -> QueryExpression) throws -> QueryExpression {
+        var level = terms
+        while level.count > 1 {
+            var next: [QueryExpression] = []
+            next.reserveCapacity((level.count + 1) / 2)
+            var i = 0
+            while i + 1 < level.count {
+                next.append(join(level[i], level[i + 1]))
+                i += 2
+            }
+            if i < level.count { next.append(level[i]) }
+            level = next
+        }
+        if level[0].depth > Self.maxDepth {
+            throw QueryError(column: start + 1, message: "the query nests deeper than \(Self.maxDepth) levels")
+        }
+        return level[0]
     }
 
     mutating func parsePrimary() throws -> QueryExpression {
         skipSpace()
         if consume("(") {
+            // Checked before recursing: the limit holds whatever the thread's stack.
+            guard nesting < Self.maxNesting else {
+                throw QueryError(column: position, message: "parentheses nest deeper than \(Self.maxNesting) levels")
+            }
+            nesting += 1
             let e = try parseOr()
+            nesting -= 1
             guard consume(")") else { throw error("expected \")\", found \(describeHere())") }
             return e
         }
@@ -189,7 +235,7 @@ public struct QueryParser {
             let stringColumn = position
             guard peek() == "\"" else { throw error("expected a quoted ISO-8601 date") }
             let text = try parseString().joined(separator: "*")
-            guard let date = QueryParser.parseISO(text) else {
+            guard let date = ISO8601Time.date(from: text) else {
                 throw QueryError(column: stringColumn + 1, message: "\"\(text)\" is not an ISO-8601 date such as 2026-11-22T10:00:00Z")
             }
             guard consume(")") else { throw error("expected \")\"") }
@@ -197,15 +243,6 @@ public struct QueryParser {
         default:
             throw QueryError(column: column + 1, message: "unknown time value \(name); use $time.now, $time.today(N) or $time.iso(\"…\")")
         }
-    }
-
-    static func parseISO(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        if let d = formatter.date(from: text) { return d }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let d = formatter.date(from: text) { return d }
-        formatter.formatOptions = [.withFullDate]
-        return formatter.date(from: text)
     }
 
     // MARK: Lexing
@@ -268,9 +305,9 @@ public struct QueryParser {
     }
 
     func checkAttribute(_ name: String, at column: Int) throws {
-        guard let attributes, !attributes.contains(name) else { return }
+        guard let attributes, !attributes.contains(Name(name)) else { return }
         throw QueryError(column: column + 1,
-                         message: "unknown attribute \(name); known: \(attributes.sorted().joined(separator: ", "))")
+                         message: "unknown attribute \(name); known: \(attributes.sorted().map(\.string).joined(separator: ", "))")
     }
 
     func describeHere() -> String {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `eventlog`: the operator's tool for an activity event-log store.
 @main
@@ -51,4 +52,14 @@ struct EventLogTool: AsyncParsableCommand {
             RestoreCommand.self,
         ]
     )
+
+    /// Checks the arguments' bytes (``RawArguments``) before
+    /// swift-argument-parser decodes them, then runs the command.
+    static func main() async {
+        if let problem = RawArguments.firstInvalid(in: RawArguments.current) {
+            Output.error("eventlog: \(problem); names are compared as their exact bytes, so every argument must be UTF-8")
+            RawArguments.terminate(ExitCode.validationFailure.rawValue)
+        }
+        await main(nil)
+    }
 }

@@ -15,13 +15,15 @@ struct EngineReplayTests {
         try withReopenedSpotlightStore { store in
             var spotlight = RandomSpotlight(seed: 11)
             var activities = RandomCommands(seed: 11)
-            func run(_ steps: Range<Int>) {
+            var outcomes = Outcomes()
+            func run(_ steps: Range<Int>) throws {
                 for step in steps {
                     let commands = step % 3 == 0 ? [activities.command(step: step)] : spotlight.commands(step: step)
-                    _ = try? store.write(commands, at: at(Double(step)))
+                    try outcomes.run { _ = try store.write(commands, at: at(Double(step))) }
                 }
             }
-            run(0..<600)
+            try run(0..<600)
+            #expect(outcomes.accepted >= 300 && outcomes.rejectedCount >= 30, "\(outcomes)")
             let events = store.eventStore
             let full = try events.verifyViews(full: true)
             #expect(full.isEqual, "\(String(describing: full.difference))")
@@ -32,7 +34,7 @@ struct EngineReplayTests {
             #expect(listed.contains("search.masks"))
             let indexSnapshot = try #require(try events.snapshots(of: .index).last)
             #expect(indexSnapshot.position == snapshot.position)
-            run(600..<700)
+            try run(600..<700)
             let report = try events.rebuild()
             #expect(report.snapshot == snapshot.position, "the snapshot was not used: \(report)")
             #expect(report.damagedSnapshots.isEmpty)

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import Testing
 @testable import ActivityDomain
 
@@ -52,8 +53,8 @@ struct HandoffTests {
     @Test("encoded userInfo above the limit is not offered; the limit is a setting")
     func sizeLimit() throws {
         // {"k":"…"} is 8 bytes around the string.
-        let fits: [String: UserInfoValue] = ["k": .string(String(repeating: "x", count: 3072 - 8))]
-        let tooBig: [String: UserInfoValue] = ["k": .string(String(repeating: "x", count: 3072 - 7))]
+        let fits: [Name: UserInfoValue] = ["k": .string(String(repeating: "x", count: 3072 - 8))]
+        let tooBig: [Name: UserInfoValue] = ["k": .string(String(repeating: "x", count: 3072 - 7))]
         #expect(ActivityStore.encodedUserInfoSize(fits) == 3072)
         try withStore { store in
             try store.declareActivityTypes([viewOrder])

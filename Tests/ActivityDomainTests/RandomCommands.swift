@@ -1,18 +1,6 @@
 import Foundation
+import LMDB
 @testable import ActivityDomain
-
-/// A seeded generator (SplitMix64), so a failing run can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Random commands over small pools of ids, so that collisions, supersession,
 /// invalid states and missing keys happen often. Valid and invalid alike.
@@ -42,17 +30,17 @@ struct RandomCommands {
         case 4: return .date(at(Double(Int.random(in: 0...100, using: &rng))))
         case 5: return .null
         case 6: return .array([value(depth: depth + 1), value(depth: depth + 1)])
-        default: return .dictionary([pick(keys): value(depth: depth + 1)])
+        default: return .dictionary([Name(pick(keys)): value(depth: depth + 1)])
         }
     }
 
-    mutating func userInfo() -> [String: UserInfoValue] {
-        var result: [String: UserInfoValue] = [:]
-        for key in keys where chance(0.5) { result[key] = value() }
+    mutating func userInfo() -> [Name: UserInfoValue] {
+        var result: [Name: UserInfoValue] = [:]
+        for key in keys where chance(0.5) { result[Name(key)] = value() }
         return result
     }
 
-    mutating func requiredKeys() -> Set<String>? {
+    mutating func requiredKeys() -> Set<Name>? {
         pick([nil, nil, ["k0"], ["k0", "k1"], []])
     }
 

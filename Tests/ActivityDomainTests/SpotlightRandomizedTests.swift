@@ -133,7 +133,8 @@ struct SpotlightRandomizedTests {
         try withReopenedSpotlightStore { store in
             var generator = RandomSpotlight(seed: seed)
             for step in 0..<600 {
-                _ = try? store.write(generator.commands(step: step), at: at(Double(step)))
+                // The generator makes valid commands only: every one must be taken.
+                try store.write(generator.commands(step: step), at: at(Double(step)))
                 if step % 50 == 49 {
                     try Self.checkAgainstBruteForce(store, now: at(Double(step)))
                     try Self.checkAgainstBruteForce(store, now: at(Double(step + 20)))
@@ -151,9 +152,10 @@ struct SpotlightRandomizedTests {
             var spotlight = RandomSpotlight(seed: 7)
             var activities = RandomCommands(seed: 7)
             var activityDocuments = 0
+            var outcomes = Outcomes()
             for step in 0..<1500 {
                 let commands = step % 3 == 0 ? [activities.command(step: step)] : spotlight.commands(step: step)
-                _ = try? store.write(commands, at: at(Double(step)))
+                try outcomes.run { _ = try store.write(commands, at: at(Double(step))) }
                 if step % 100 == 99 {
                     // The index holds exactly the saved copies eligible for search.
                     let indexed = try store.readIndex { index, txn, log in
@@ -165,6 +167,7 @@ struct SpotlightRandomizedTests {
                 }
             }
             #expect(activityDocuments > 0)
+            #expect(outcomes.accepted >= 750 && outcomes.rejectedCount >= 50, "\(outcomes)")
             let live = try RebuildDeterminismTests.contents(of: store.views, in: store.eventStore.environment)
             #expect(live["spotlight.items"]?.isEmpty == false)
             let liveIndex = try RebuildDeterminismTests.indexContents(of: store)

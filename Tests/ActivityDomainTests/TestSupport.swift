@@ -35,6 +35,30 @@ extension ActivityStore {
     }
 }
 
+/// What a run of random commands came to: how many were accepted, and how
+/// many each rule rejected. The random generators mean to provoke
+/// rejections (an ``ActivityError``); any other error fails the test, so a
+/// store that failed every command could not pass for an empty one.
+struct Outcomes: CustomStringConvertible {
+    private(set) var accepted = 0
+    private(set) var rejected: [ActivityError.Code: Int] = [:]
+    var rejectedCount: Int { rejected.values.reduce(0, +) }
+
+    /// Runs `body`, counting it accepted, or rejected when it throws an ActivityError.
+    mutating func run(_ body: () throws -> Void) throws {
+        do {
+            try body()
+            accepted += 1
+        } catch let error as ActivityError {
+            rejected[error.code, default: 0] += 1
+        }
+    }
+
+    var description: String {
+        "\(accepted) accepted, rejected: " + rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
+}
+
 func temporaryDirectory() -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("activity-domain-tests-\(UUID().uuidString)").path
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TextIndex
 @testable import ActivityDomain
 
 @Suite("userInfo values: tagged JSON and Protocol Buffers")

@@ -96,6 +96,16 @@ enum CLI {
     static func spawn(_ path: String, arguments: [String], environment: [String: String],
                       stdin: String?, stdout: String?, stderr: String?,
                       stdoutDescriptor: Int32? = nil, stderrDescriptor: Int32? = nil) throws -> SpawnedProcess {
+        try spawn(path, byteArguments: arguments.map { Array($0.utf8) }, environment: environment, stdin: stdin, stdout: stdout,
+                  stderr: stderr, stdoutDescriptor: stdoutDescriptor, stderrDescriptor: stderrDescriptor)
+    }
+
+    /// ``spawn(_:arguments:environment:stdin:stdout:stderr:stdoutDescriptor:stderrDescriptor:)``
+    /// with each argument as bytes, which need not be UTF-8 (a `String`
+    /// cannot hold `0xFF`).
+    static func spawn(_ path: String, byteArguments arguments: [[UInt8]], environment: [String: String],
+                      stdin: String?, stdout: String?, stderr: String?,
+                      stdoutDescriptor: Int32? = nil, stderrDescriptor: Int32? = nil) throws -> SpawnedProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -112,7 +122,9 @@ enum CLI {
         // (glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, which
         // the Glibc module does not export: looked up by name.)
         if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
-        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        var argv: [UnsafeMutablePointer<CChar>?] = ([Array(path.utf8)] + arguments).map { bytes in
+            (bytes + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { strdup($0.baseAddress!) } }
+        } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         // As Foundation's Process does: the child starts with no signal blocked
@@ -132,6 +144,82 @@ enum CLI {
             throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "posix_spawn of \(path) failed: \(String(cString: strerror(spawned)))"])
         }
         return SpawnedProcess(pid)
+    }
+}
+
+/// How a bounded run of `eventlog` ended (``CLI/runBounded(_:input:environment:timeout:)``).
+struct BoundedRun: CustomStringConvertible {
+    var status: Int32
+    /// The signal that ended it, if one did (never SIGKILL of the timeout).
+    var signal: Int32?
+    var timedOut: Bool
+    var stdout: String
+    var stderr: String
+    /// The child's peak resident memory, in bytes: `VmHWM` of
+    /// `/proc/PID/status`, read while it runs. (Not `wait4`'s `ru_maxrss`:
+    /// a child started by `posix_spawn` shares this process's memory until
+    /// its `exec`, which then counts as the child's peak.)
+    var peakMemory: Int
+
+    /// Exited by itself, with a status (no signal, no timeout).
+    var exited: Bool { signal == nil && !timedOut }
+
+    var description: String {
+        "status \(status)\(signal.map { ", signal \($0)" } ?? "")\(timedOut ? ", timed out" : ""): \(stderr.prefix(400))"
+    }
+}
+
+extension CLI {
+    /// Runs `eventlog ARGS` (each argument's bytes as given, UTF-8 or not)
+    /// with `input` (a file's path, or nil for none) on standard input and
+    /// kills it after `timeout`: how a command ended, and its peak memory.
+    static func runBounded(_ arguments: [[UInt8]], input: String? = nil, environment: [String: String] = [:],
+                           timeout: TimeInterval = 60) throws -> BoundedRun {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("eventlog-bounded-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let out = scratch.appendingPathComponent("out"), err = scratch.appendingPathComponent("err")
+        try Data().write(to: out)
+        try Data().write(to: err)
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "EVENTLOG_STORE")
+        for (key, value) in environment { env[key] = value }
+        let child = try spawn(executable.path, byteArguments: arguments, environment: env, stdin: input ?? "/dev/null",
+                              stdout: out.path, stderr: err.path)
+        let deadline = Date().addingTimeInterval(timeout)
+        var timedOut = false
+        var raw: Int32 = 0
+        var peak = 0
+        while true {
+            peak = max(peak, Self.peakMemory(of: child.processIdentifier))
+            let result = waitpid(child.processIdentifier, &raw, WNOHANG)
+            if result == child.processIdentifier { break }
+            if result < 0 && errno != EINTR { break }
+            if !timedOut && Date() > deadline {
+                kill(child.processIdentifier, SIGKILL)
+                timedOut = true
+            }
+            usleep(2_000)
+        }
+        let signaled = raw & 0x7F != 0
+        return BoundedRun(status: signaled ? raw & 0x7F : (raw >> 8) & 0xFF, signal: signaled && !timedOut ? raw & 0x7F : nil,
+                          timedOut: timedOut,
+                          stdout: String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self),
+                          stderr: String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self),
+                          peakMemory: peak)
+    }
+
+    /// `VmHWM` of `/proc/PID/status` in bytes (0 once the process is gone).
+    static func peakMemory(of pid: pid_t) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        return (Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0) * 1024
+    }
+
+    /// ``runBounded(_:input:environment:timeout:)`` with UTF-8 arguments.
+    static func runBounded(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
+                           timeout: TimeInterval = 60) throws -> BoundedRun {
+        try runBounded(arguments.map { Array($0.utf8) }, input: input, environment: environment, timeout: timeout)
     }
 }
 
@@ -175,27 +263,6 @@ final class SpawnedProcess {
 
     var terminationReason: Process.TerminationReason {
         (status ?? 0) & 0x7F == 0 ? .exit : .uncaughtSignal
-    }
-}
-
-/// A directory under the system's temporary folder, removed by `remove()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("eventlog-cli-test-\(UUID().uuidString)").path
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-
-    func sub(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
-
-    /// Writes `lines` as a JSON Lines file and returns its path.
-    func file(_ name: String, _ lines: [String]) throws -> String {
-        let path = sub(name)
-        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        return path
     }
 }
 

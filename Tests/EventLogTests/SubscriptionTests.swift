@@ -48,15 +48,15 @@ struct SubscriptionTests {
         let child = try ChildProcess("SyntheticAppender", [
             "append", "--store", dir.path, "--writer", "9", "--batches", "\(childBatches)", "--batch-size", "\(childBatchSize)",
             "--durability", "noSync",
-        ])
+        ], capturingErrors: true)
         DispatchQueue.concurrentPerform(iterations: threads) { t in
             for b in 0..<batches {
                 try! store.append(events(batchSize, writer: UInt64(2 + t), from: UInt64(b * batchSize)))
                 usleep(300)   // so that subscribers are caught up and waiting between some commits
             }
         }
-        let (status, _) = child.finish()
-        #expect(status == 0)
+        let (_, status, errors) = child.finishWithErrors()
+        #expect(status == 0, "\(errors)")
         let watchdog = Task {
             // Only against a hang: in the full suite on 2 cores, tests that wait on
             // child processes can hold the cooperative threads for minutes.

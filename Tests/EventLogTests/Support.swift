@@ -3,21 +3,6 @@ import Foundation
 import LMDB
 import Testing
 
-/// A directory under the system's temporary folder, removed by `remove()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init(_ label: String = "eventlog-test") {
-        path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("\(label)-\(UUID().uuidString)").path
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-
-    func sub(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
-}
-
 /// Counts events by type: the simplest projection that writes as it goes.
 struct TypeCounts: Projection {
     let counts: Database<String, UInt64>
@@ -118,9 +103,11 @@ struct ChildProcess {
     /// Standard error, when captured (else discarded).
     let errors = Pipe()
 
-    init(_ product: String, _ arguments: [String], capturingErrors: Bool = false) throws {
-        process.executableURL = Bundle.main.bundleURL.appendingPathComponent(product)
-        process.arguments = arguments
+    /// `through`: a command that runs the product (`setpriv --reuid=nobody …`).
+    init(_ product: String, _ arguments: [String], capturingErrors: Bool = false, through wrapper: [String] = []) throws {
+        let path = Bundle.main.bundleURL.appendingPathComponent(product)
+        process.executableURL = wrapper.first.map { URL(fileURLWithPath: $0) } ?? path
+        process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [path.path] + arguments
         process.standardOutput = output
         process.standardError = capturingErrors ? errors : FileHandle.nullDevice
         // A trap prints its message without the backtracer's second of symbolication.

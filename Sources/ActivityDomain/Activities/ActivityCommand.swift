@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// One operation of SPEC §3, as a value: what ``ActivityStore/write(_:at:options:)``
 /// applies in one transaction, and what a JSON line of `eventlog apply` becomes.
@@ -29,7 +30,7 @@ public enum ActivityCommand: Sendable, Hashable {
     case declareActivityTypes([String])
     case createActivity(UserActivity)
     case updateActivity(String, ActivityUpdate)
-    case addUserInfoEntries(String, [String: UserInfoValue])
+    case addUserInfoEntries(String, [Name: UserInfoValue])
     case becomeCurrent(String)
     case resignCurrent(String)
     case invalidate(String)

@@ -91,8 +91,8 @@ final class ActivityCommandExecutor {
         let operation = "declareActivityTypes"
         for type in types { try ActivityRules.checkActivityTypeSyntax(type, operation: operation, field: "types") }
         var new: [String] = []
-        for type in Set(types).sorted(by: utf8Less) {
-            if try !views.registry.isDeclared(type, in: txn) { new.append(type) }
+        for type in Set(types.map { Name($0) }).sorted() {
+            if try !views.registry.isDeclared(type.string, in: txn) { new.append(type.string) }
         }
         guard !new.isEmpty else { return }
         var message = Activitylog_V1_ActivityTypesDeclared()
@@ -105,7 +105,7 @@ final class ActivityCommandExecutor {
         var activity = given.normalized
         // The activity's `user` is its owner, the space it lives in: it
         // must name the command's space, or be left to it.
-        if let owner = activity.user, owner != user {
+        if let owner = activity.user, !Name.equal(owner, user) {
             throw ActivityError(.invalidUser, operation: operation, field: "user", value: owner,
                                 allowed: user.isEmpty ? "none (this command acts in the default space \"\")"
                                     : "\"\(user)\", the user space this command acts in, or none")
@@ -153,11 +153,11 @@ final class ActivityCommandExecutor {
         if let copy { try save(copy, trigger: .updatedWhileCurrent, at: time, result: &result) }
     }
 
-    private func addEntries(_ given: [String: UserInfoValue], to id: String, at time: Date, result: inout CommandResult) throws {
+    private func addEntries(_ given: [Name: UserInfoValue], to id: String, at time: Date, result: inout CommandResult) throws {
         let operation = "addUserInfoEntries"
         let record = try liveRecord(id, operation: operation)
         let entries = given.mapValues(\.normalized)
-        for (key, value) in entries { try ActivityRules.checkFinite(value, path: "entries.\(key)", operation: operation) }
+        try ActivityRules.checkUserInfo(entries, path: "entries", operation: operation)
         var activity = record.activity
         activity.userInfo.merge(entries) { _, new in new }
         guard activity.userInfo != record.activity.userInfo else { return }
@@ -165,7 +165,7 @@ final class ActivityCommandExecutor {
         var message = Activitylog_V1_ActivityUserInfoEntriesAdded()
         message.activity = id
         message.entries = UserInfoValue.protoDictionary(entries)
-        message.replacedKeys = entries.keys.filter { record.activity.userInfo[$0] != nil }.sorted(by: utf8Less)
+        message.replacedKeys = entries.keys.filter { record.activity.userInfo[$0] != nil }.sorted().map(\.string)
         try append(.userInfoEntriesAdded(message), at: time)
         if let copy { try save(copy, trigger: .updatedWhileCurrent, at: time, result: &result) }
     }
@@ -179,7 +179,7 @@ final class ActivityCommandExecutor {
         message.activity = id
         message.device = record.activity.device
         if let superseded = try views.current.entry(onDevice: record.activity.device, space: try space, in: txn)?.activity,
-           superseded != id {
+           !Name.equal(superseded, id) {
             message.superseded = superseded
             result.superseded = superseded
         }
@@ -214,14 +214,15 @@ final class ActivityCommandExecutor {
     private func deleteSaved(_ ids: [String], at time: Date, result: inout CommandResult) throws {
         let operation = "deleteSavedUserActivities"
         for id in ids { try ActivityRules.checkIdentifier(id, field: "persistentIdentifiers", operation: operation) }
-        let requested = Set(ids).sorted(by: utf8Less)
+        // By bytes: identifiers that differ in one byte are two identifiers.
+        let requested = Set(ids.map { Name($0) }).sorted().map(\.string)
         guard !requested.isEmpty else { return }
         var removed: [String] = []
         for id in requested {
             // Only copies saved under their persistentIdentifier match; a copy
             // keyed by its activity id has none.
             if let record = try views.saved.rawRecord(id, space: try space, in: txn), record.copy.hasPersistentIdentifier,
-               record.copy.persistentIdentifier == id {
+               Name.equal(record.copy.persistentIdentifier, id) {
                 removed.append(id)
             }
         }

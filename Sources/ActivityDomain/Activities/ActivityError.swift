@@ -46,6 +46,9 @@ public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible
         /// A `user` that is not a valid user space name, or that contradicts
         /// the space the command acts in.
         case invalidUser
+        /// A text or data value longer than ``ActivityRules/maxFieldBytes``,
+        /// or a userInfo value nested deeper than ``UserInfoValue/maxDepth``.
+        case fieldTooLarge
     }
 
     public var code: Code
@@ -98,6 +101,7 @@ public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible
         case .mismatchedClientState: "the expected client state differs from the stored one"
         case .invalidIndexBatch: "index batch markers do not pair up"
         case .invalidUser: "the user space is invalid"
+        case .fieldTooLarge: "the value is too large"
         }
     }
 

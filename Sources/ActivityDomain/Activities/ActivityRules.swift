@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// The stateless rules of SPEC §3 and §8: what makes an identifier, an
 /// activity type and an activity's properties acceptable, and what a saved
@@ -7,6 +8,64 @@ import Foundation
 public enum ActivityRules {
     /// The longest identifier, in UTF-8 bytes: keeps every LMDB key under its 511-byte limit.
     public static let maxIdentifierBytes = 256
+
+    /// The largest single value, in bytes: a title, a description, a
+    /// keyword, a URL, a userInfo string, key or data, an item's thumbnail.
+    /// Core Spotlight bounds its attributes too; here the bound keeps what
+    /// one command costs (tokenizing, the event, the views) proportionate:
+    /// a 100 MB title would take a gigabyte to index.
+    public static let maxFieldBytes = 1 << 20
+
+    /// Throws ``ActivityError/Code/fieldTooLarge`` when `count` bytes of
+    /// `field` are more than ``maxFieldBytes``.
+    static func checkSize(_ count: Int, field: String, operation: String) throws {
+        guard count > maxFieldBytes else { return }
+        throw ActivityError(.fieldTooLarge, operation: operation, field: field, value: "\(count) bytes",
+                            allowed: "at most \(maxFieldBytes) bytes (1 MiB) in one value")
+    }
+
+    /// Checks the size of each text and data value of `attributes` (see ``maxFieldBytes``).
+    static func checkSizes(of attributes: ContentAttributeSet, field: String, operation: String) throws {
+        for (name, text) in [("title", attributes.title), ("displayName", attributes.displayName),
+                             ("contentDescription", attributes.contentDescription), ("comment", attributes.comment),
+                             ("contentType", attributes.contentType)] {
+            if let text { try checkSize(text.utf8.count, field: "\(field).\(name)", operation: operation) }
+        }
+        for (name, list) in [("keywords", attributes.keywords), ("authorNames", attributes.authorNames)] {
+            for (index, text) in list.enumerated() { try checkSize(text.utf8.count, field: "\(field).\(name)[\(index)]", operation: operation) }
+        }
+        if let data = attributes.thumbnailData { try checkSize(data.count, field: "\(field).thumbnailData", operation: operation) }
+    }
+
+    /// Checks a userInfo dictionary: every value finite, no string, key or
+    /// data over ``maxFieldBytes``, nesting at most ``UserInfoValue/maxDepth``.
+    static func checkUserInfo(_ entries: [Name: UserInfoValue], path: String, operation: String) throws {
+        // The dictionary itself is one level.
+        if UserInfoValue.dictionary(entries).depth(upTo: UserInfoValue.maxDepth + 1) - 1 > UserInfoValue.maxDepth {
+            throw ActivityError(.fieldTooLarge, operation: operation, field: path, value: "nested more than \(UserInfoValue.maxDepth) levels",
+                                allowed: "arrays and dictionaries nested at most \(UserInfoValue.maxDepth) levels in one value")
+        }
+        for (key, value) in entries {
+            try checkSize(key.string.utf8.count, field: "\(path) key", operation: operation)
+            try checkValue(value, path: "\(path).\(key)", operation: operation)
+        }
+    }
+
+    private static func checkValue(_ value: UserInfoValue, path: String, operation: String) throws {
+        switch value {
+        case .string(let s): try checkSize(s.utf8.count, field: path, operation: operation)
+        case .data(let d): try checkSize(d.count, field: path, operation: operation)
+        case .url(let u): try checkSize(u.absoluteString.utf8.count, field: path, operation: operation)
+        case .array(let values):
+            for (index, value) in values.enumerated() { try checkValue(value, path: "\(path)[\(index)]", operation: operation) }
+        case .dictionary(let entries):
+            for (key, value) in entries {
+                try checkSize(key.string.utf8.count, field: "\(path) key", operation: operation)
+                try checkValue(value, path: "\(path).\(key)", operation: operation)
+            }
+        default: try checkFinite(value, path: path, operation: operation)
+        }
+    }
 
     /// Throws unless `user` names a user space: `""` (the default space) or
     /// 1 to 256 UTF-8 bytes without NUL.
@@ -82,8 +141,16 @@ public enum ActivityRules {
                                 field: "eligibleForPublicIndexing", value: "true",
                                 allowed: "public indexing with a webpageURL or a non-empty requiredUserInfoKeys")
         }
-        for (key, value) in activity.userInfo { try checkFinite(value, path: "userInfo.\(key)", operation: operation) }
+        if let title = activity.title { try checkSize(title.utf8.count, field: "title", operation: operation) }
+        for (index, keyword) in activity.keywords.sorted(by: utf8Less).enumerated() {
+            try checkSize(keyword.utf8.count, field: "keywords[\(index)]", operation: operation)
+        }
+        for (name, url) in [("webpageURL", activity.webpageURL), ("referrerURL", activity.referrerURL)] {
+            if let url { try checkSize(url.absoluteString.utf8.count, field: name, operation: operation) }
+        }
+        try checkUserInfo(activity.userInfo, path: "userInfo", operation: operation)
         if let attributes = activity.contentAttributeSet {
+            try checkSizes(of: attributes, field: "contentAttributeSet", operation: operation)
             for (name, number) in [("rating", attributes.rating), ("latitude", attributes.latitude), ("longitude", attributes.longitude)] {
                 if let number, !number.isFinite {
                     throw ActivityError(.invalidValue, operation: operation, field: "contentAttributeSet.\(name)",
@@ -117,11 +184,11 @@ public enum ActivityRules {
     /// is missing from `userInfo`.
     public static func savedCopy(of activity: UserActivity, operation: String) throws -> UserActivity {
         guard let required = activity.requiredUserInfoKeys else { return activity }
-        let missing = required.filter { activity.userInfo[$0] == nil }.sorted(by: utf8Less)
+        let missing = required.filter { activity.userInfo[$0] == nil }.sorted()
         if !missing.isEmpty {
             throw ActivityError(.missingRequiredUserInfoKeys, operation: operation, field: "userInfo",
-                                value: missing.joined(separator: ", "),
-                                allowed: "userInfo holding every required key: \(required.sorted(by: utf8Less).joined(separator: ", "))")
+                                value: missing.map(\.string).joined(separator: ", "),
+                                allowed: "userInfo holding every required key: \(required.sorted().map(\.string).joined(separator: ", "))")
         }
         var copy = activity
         copy.userInfo = activity.userInfo.filter { required.contains($0.key) }

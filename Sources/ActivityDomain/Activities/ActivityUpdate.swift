@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// The properties an `updateActivity` sets. A property left nil is kept; an
 /// optional property set to `.some(nil)` is cleared. A given `userInfo`
@@ -16,8 +17,8 @@ import Foundation
 /// `activity`, `activityType`, `device` and `user` cannot change.
 public struct ActivityUpdate: Sendable, Hashable {
     public var title: String??
-    public var userInfo: [String: UserInfoValue]?
-    public var requiredUserInfoKeys: Set<String>??
+    public var userInfo: [Name: UserInfoValue]?
+    public var requiredUserInfoKeys: Set<Name>??
     public var keywords: Set<String>?
     public var persistentIdentifier: String??
     public var targetContentIdentifier: String??
@@ -55,25 +56,28 @@ public struct ActivityUpdate: Sendable, Hashable {
         return (result, Self.changedProperties(from: activity, to: result))
     }
 
-    /// The names of the properties that differ between two activities, sorted.
+    /// The names of the properties that differ between two activities,
+    /// sorted; strings differ when their bytes do (a title rewritten in
+    /// another normalization form is a change, and is recorded).
     static func changedProperties(from old: UserActivity, to new: UserActivity) -> [String] {
         var changed: [String] = []
         func note(_ name: String, _ differs: Bool) { if differs { changed.append(name) } }
-        note("title", old.title != new.title)
+        func differ(_ a: String?, _ b: String?) -> Bool { a.map { Name($0) } != b.map { Name($0) } }
+        note("title", differ(old.title, new.title))
         note("userInfo", old.userInfo != new.userInfo)
         note("requiredUserInfoKeys", old.requiredUserInfoKeys != new.requiredUserInfoKeys)
-        note("keywords", old.keywords != new.keywords)
-        note("persistentIdentifier", old.persistentIdentifier != new.persistentIdentifier)
-        note("targetContentIdentifier", old.targetContentIdentifier != new.targetContentIdentifier)
-        note("webpageURL", old.webpageURL != new.webpageURL)
-        note("referrerURL", old.referrerURL != new.referrerURL)
+        note("keywords", Set(old.keywords.map { Name($0) }) != Set(new.keywords.map { Name($0) }))
+        note("persistentIdentifier", differ(old.persistentIdentifier, new.persistentIdentifier))
+        note("targetContentIdentifier", differ(old.targetContentIdentifier, new.targetContentIdentifier))
+        note("webpageURL", differ(old.webpageURL?.absoluteString, new.webpageURL?.absoluteString))
+        note("referrerURL", differ(old.referrerURL?.absoluteString, new.referrerURL?.absoluteString))
         note("expirationDate", old.expirationDate != new.expirationDate)
         note("eligibleForHandoff", old.eligibleForHandoff != new.eligibleForHandoff)
         note("eligibleForSearch", old.eligibleForSearch != new.eligibleForSearch)
         note("eligibleForPrediction", old.eligibleForPrediction != new.eligibleForPrediction)
         note("eligibleForPublicIndexing", old.eligibleForPublicIndexing != new.eligibleForPublicIndexing)
         note("contentAttributeSet", old.contentAttributeSet != new.contentAttributeSet)
-        note("appEntityIdentifier", old.appEntityIdentifier != new.appEntityIdentifier)
+        note("appEntityIdentifier", differ(old.appEntityIdentifier, new.appEntityIdentifier))
         return changed.sorted(by: utf8Less)
     }
 }

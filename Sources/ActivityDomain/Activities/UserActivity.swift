@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// An NSUserActivity as the store keeps it: every property of SPEC §3, with
 /// Apple's names and defaults (`eligibleForHandoff` true, the other
@@ -25,9 +26,10 @@ public struct UserActivity: Sendable, Hashable {
     /// The owner; Handoff stays within one user.
     public var user: String?
     public var title: String?
-    public var userInfo: [String: UserInfoValue] = [:]
+    /// Keyed by ``Name``: two keys that differ in one byte are two keys.
+    public var userInfo: [Name: UserInfoValue] = [:]
     /// When set, only these keys are saved, and each must be in `userInfo` then.
-    public var requiredUserInfoKeys: Set<String>?
+    public var requiredUserInfoKeys: Set<Name>?
     public var keywords: Set<String> = []
     /// The key of the saved copy, and of deletion.
     public var persistentIdentifier: String?
@@ -84,7 +86,7 @@ extension UserActivity {
         m.userInfo = UserInfoValue.protoDictionary(userInfo)
         if let requiredUserInfoKeys {
             var set = Activitylog_V1_StringSet()
-            set.values = requiredUserInfoKeys.sorted(by: utf8Less)
+            set.values = requiredUserInfoKeys.sorted().map(\.string)
             m.requiredUserInfoKeys = set
         }
         m.keywords = keywords.sorted(by: utf8Less)
@@ -106,7 +108,7 @@ extension UserActivity {
         self.init(activity: m.activity, activityType: m.activityType, device: m.device, user: m.hasUser ? m.user : nil)
         title = m.hasTitle ? m.title : nil
         userInfo = try UserInfoValue.dictionary(from: m.userInfo)
-        requiredUserInfoKeys = m.hasRequiredUserInfoKeys ? Set(m.requiredUserInfoKeys.values) : nil
+        requiredUserInfoKeys = m.hasRequiredUserInfoKeys ? Set(m.requiredUserInfoKeys.values.map { Name($0) }) : nil
         keywords = Set(m.keywords)
         persistentIdentifier = m.hasPersistentIdentifier ? m.persistentIdentifier : nil
         targetContentIdentifier = m.hasTargetContentIdentifier ? m.targetContentIdentifier : nil

@@ -1,4 +1,6 @@
 import Foundation
+import LMDB
+import TextIndex
 
 /// Turns the JSON lines of SPEC §6 into commands: what `eventlog apply`
 /// reads, one operation a line.
@@ -30,6 +32,12 @@ public struct OperationDecoder: Sendable {
 
     /// Decodes one line (one JSON object).
     public func decode(_ line: String) throws -> ActivityCommand.Timed {
+        try decode(JSONValue(parsing: line))
+    }
+
+    /// Decodes one line from its bytes: a string that is not valid UTF-8 is
+    /// a ``JSONParseError`` naming its member, never replaced by U+FFFD.
+    public func decode(_ line: [UInt8]) throws -> ActivityCommand.Timed {
         try decode(JSONValue(parsing: line))
     }
 
@@ -117,7 +125,7 @@ public struct OperationDecoder: Sendable {
             device: try reader.required("device", reader.string))
         activity.title = try reader.optional("title", reader.string)
         activity.userInfo = try reader.optional("userInfo", reader.userInfo) ?? [:]
-        activity.requiredUserInfoKeys = try reader.optional("requiredUserInfoKeys", reader.strings).map(Set.init)
+        activity.requiredUserInfoKeys = try reader.optional("requiredUserInfoKeys", reader.strings).map { Set($0.map { Name($0) }) }
         activity.keywords = Set(try reader.optional("keywords", reader.strings) ?? [])
         activity.persistentIdentifier = try reader.optional("persistentIdentifier", reader.string)
         activity.targetContentIdentifier = try reader.optional("targetContentIdentifier", reader.string)
@@ -143,7 +151,7 @@ public struct OperationDecoder: Sendable {
         var update = ActivityUpdate()
         update.title = try reader.clearable("title", reader.string)
         update.userInfo = try reader.optional("userInfo", reader.userInfo)
-        update.requiredUserInfoKeys = try reader.clearable("requiredUserInfoKeys", reader.strings).map { $0.map(Set.init) }
+        update.requiredUserInfoKeys = try reader.clearable("requiredUserInfoKeys", reader.strings).map { $0.map { Set($0.map { Name($0) }) } }
         update.keywords = try reader.optional("keywords", reader.strings).map(Set.init)
         update.persistentIdentifier = try reader.clearable("persistentIdentifier", reader.string)
         update.targetContentIdentifier = try reader.clearable("targetContentIdentifier", reader.string)
@@ -165,18 +173,18 @@ public struct OperationDecoder: Sendable {
 struct MemberReader {
     let members: [(key: String, value: JSONValue)]
     let operation: String
-    private var read: Set<String> = ["op"]
+    private var read: Set<Name> = ["op"]
 
     init(json: JSONValue, operation: String) {
         if case .object(let members) = json { self.members = members } else { members = [] }
         self.operation = operation
     }
 
-    func has(_ name: String) -> Bool { members.contains { $0.key == name } }
+    func has(_ name: String) -> Bool { members.contains { Name.equal($0.key, name) } }
 
     func shown(_ name: String) -> String { value(name).map { $0.serialized() } ?? "" }
 
-    private func value(_ name: String) -> JSONValue? { members.last(where: { $0.key == name })?.value }
+    private func value(_ name: String) -> JSONValue? { members.last(where: { Name.equal($0.key, name) })?.value }
 
     func fail(_ field: String, _ value: JSONValue, _ allowed: String) -> ActivityError {
         // ActivityError quotes the value itself: a string goes in bare.
@@ -187,7 +195,7 @@ struct MemberReader {
 
     /// A member that must be present and not null.
     mutating func required<T>(_ name: String, _ convert: (String, JSONValue) throws -> T) throws -> T {
-        read.insert(name)
+        read.insert(Name(name))
         guard let value = value(name) else {
             throw ActivityError(.malformedOperation, operation: operation, field: name, value: "missing", allowed: "\(name) is required")
         }
@@ -197,7 +205,7 @@ struct MemberReader {
 
     /// A member that may be left out; `null` counts as left out.
     mutating func optional<T>(_ name: String, _ convert: (String, JSONValue) throws -> T) throws -> T? {
-        read.insert(name)
+        read.insert(Name(name))
         guard let value = value(name) else { return nil }
         if case .null = value { return nil }
         return try convert(name, value)
@@ -205,23 +213,18 @@ struct MemberReader {
 
     /// For updates: absent → nil (keep), `null` → `.some(nil)` (clear).
     mutating func clearable<T>(_ name: String, _ convert: (String, JSONValue) throws -> T) throws -> T?? {
-        read.insert(name)
+        read.insert(Name(name))
         guard let value = value(name) else { return nil }
         if case .null = value { return .some(nil) }
         return .some(try convert(name, value))
     }
 
+    /// (A member given twice never gets here: the JSON parser refuses it, by bytes.)
     func rejectUnknownMembers() throws {
-        // Repeated members are ambiguous: JSON leaves their meaning open.
-        var seen = Set<String>()
-        for member in members where !seen.insert(member.key).inserted {
-            throw ActivityError(.malformedOperation, operation: operation, field: member.key, value: "given twice",
-                                allowed: "each member at most once")
-        }
-        let unknown = members.map(\.key).filter { !read.contains($0) }
+        let unknown = members.map(\.key).filter { !read.contains(Name($0)) }
         if let first = unknown.first {
             throw ActivityError(.malformedOperation, operation: operation, field: first, value: "unknown member",
-                                allowed: (["op"] + read.subtracting(["op"]).sorted()).joined(separator: ", "))
+                                allowed: (["op"] + read.subtracting(["op"]).sorted().map(\.string)).joined(separator: ", "))
         }
     }
 
@@ -259,7 +262,7 @@ struct MemberReader {
         return url
     }
 
-    func userInfo(_ name: String, _ value: JSONValue) throws -> [String: UserInfoValue] {
+    func userInfo(_ name: String, _ value: JSONValue) throws -> [Name: UserInfoValue] {
         do {
             return try UserInfoValue.dictionary(fromJSON: value, path: name)
         } catch let error as UserInfoJSONError {

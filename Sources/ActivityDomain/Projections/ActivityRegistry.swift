@@ -136,13 +136,13 @@ public struct ActivityRegistry: Projection {
     /// key), sorted by key: the stored order.
     static func merged(_ base: Activitylog_V1_UserInfoDictionary,
                        _ entries: Activitylog_V1_UserInfoDictionary) -> Activitylog_V1_UserInfoDictionary {
-        var byKey: [String: Activitylog_V1_UserInfoValue] = [:]
-        for entry in base.entries { byKey[entry.key] = entry.value }
-        for entry in entries.entries { byKey[entry.key] = entry.value }
+        var byKey: [Name: Activitylog_V1_UserInfoValue] = [:]
+        for entry in base.entries { byKey[Name(entry.key)] = entry.value }
+        for entry in entries.entries { byKey[Name(entry.key)] = entry.value }
         var result = Activitylog_V1_UserInfoDictionary()
-        result.entries = byKey.keys.sorted(by: utf8Less).map { key in
+        result.entries = byKey.keys.sorted().map { key in
             var entry = Activitylog_V1_UserInfoEntry()
-            entry.key = key
+            entry.key = key.string
             entry.value = byKey[key]!
             return entry
         }

@@ -89,7 +89,7 @@ public struct CurrentActivityView: Projection {
     }
 
     private func removeIfCurrent(_ activity: String, device: String, space: UInt32, in txn: WriteTransaction) throws {
-        if let entry = try entry(onDevice: device, space: space, in: txn), entry.activity == activity {
+        if let entry = try entry(onDevice: device, space: space, in: txn), Name.equal(entry.activity, activity) {
             try current.delete(SpaceKey(space: space, device), in: txn)
         }
     }

@@ -84,12 +84,14 @@ public struct SavedActivityStore: Projection {
     /// The copies whose `targetContentIdentifier` is `identifier`, most recently saved first.
     public func activities(withTargetContentIdentifier identifier: String, space: UInt32,
                            in txn: ReadTransaction) throws -> [SavedActivity] {
-        try lookup(identifier, space: space, in: byTargetContentIdentifier, txn) { $0.hasTargetContentIdentifier && $0.targetContentIdentifier == identifier }
+        try lookup(identifier, space: space, in: byTargetContentIdentifier, txn) {
+            $0.hasTargetContentIdentifier && Name.equal($0.targetContentIdentifier, identifier)
+        }
     }
 
     /// The copies whose `webpageURL` is `url` (compared as strings), most recently saved first.
     public func activities(withWebpageURL url: String, space: UInt32, in txn: ReadTransaction) throws -> [SavedActivity] {
-        try lookup(url, space: space, in: byWebpageURL, txn) { $0.hasWebpageURL && $0.webpageURL == url }
+        try lookup(url, space: space, in: byWebpageURL, txn) { $0.hasWebpageURL && Name.equal($0.webpageURL, url) }
     }
 
     private func lookup(_ identifier: String, space: UInt32, in index: Database<[UInt8], [UInt8]>, _ txn: ReadTransaction,
@@ -114,7 +116,7 @@ public struct SavedActivityStore: Projection {
         guard !identifier.isEmpty else { return nil }
         let key = Self.removalKey(identifier, as: kind, space: space)
         guard let record: Activitylog_V1_RemovalRecord = try removals.message(key, in: txn),
-              record.identifier == identifier else { return nil }
+              Name.equal(record.identifier, identifier) else { return nil }
         return SavedActivityRemoval(proto: record)
     }
 
@@ -154,10 +156,10 @@ public struct SavedActivityStore: Projection {
                 try unindex(old, space: space, in: txn)
                 // Identifiers the old copy answered to and the new one does not: gone, by this save.
                 if old.copy.hasTargetContentIdentifier,
-                   !(m.copy.hasTargetContentIdentifier && m.copy.targetContentIdentifier == old.copy.targetContentIdentifier) {
+                   !(m.copy.hasTargetContentIdentifier && Name.equal(m.copy.targetContentIdentifier, old.copy.targetContentIdentifier)) {
                     try remember(old.copy.targetContentIdentifier, as: .targetContentIdentifier, key: m.key, space: space, recorded, in: txn)
                 }
-                if old.copy.hasWebpageURL, !(m.copy.hasWebpageURL && m.copy.webpageURL == old.copy.webpageURL) {
+                if old.copy.hasWebpageURL, !(m.copy.hasWebpageURL && Name.equal(m.copy.webpageURL, old.copy.webpageURL)) {
                     try remember(old.copy.webpageURL, as: .webpageURL, key: m.key, space: space, recorded, in: txn)
                 }
             }
@@ -250,7 +252,7 @@ public struct SavedActivityStore: Projection {
     private func forget(_ identifier: String, as kind: IdentifierKind, space: UInt32, in txn: WriteTransaction) throws {
         guard !identifier.isEmpty else { return }
         let key = Self.removalKey(identifier, as: kind, space: space)
-        if let record: Activitylog_V1_RemovalRecord = try removals.message(key, in: txn), record.identifier == identifier {
+        if let record: Activitylog_V1_RemovalRecord = try removals.message(key, in: txn), Name.equal(record.identifier, identifier) {
             try removals.delete(key, in: txn)
         }
     }

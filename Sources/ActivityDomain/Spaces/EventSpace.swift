@@ -30,7 +30,11 @@ enum EventSpace {
         do {
             while let field = try reader.next() {
                 if field.number == userField && field.isLengthDelimited {
-                    user = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[field.value]), as: UTF8.self)
+                    // Never U+FFFD for bad bytes: that would be another user's name.
+                    guard let name = String(validating: UnsafeRawBufferPointer(rebasing: bytes[field.value]), as: UTF8.self) else {
+                        throw PayloadError("\(type) at position \(position): the user is not valid UTF-8")
+                    }
+                    user = name
                 }
             }
         } catch let error as WireReader.Malformed {

@@ -1,4 +1,6 @@
 import Foundation
+import LMDB
+import TextIndex
 
 /// A Core Spotlight item (`CSSearchableItem`, SPEC §4) as a command takes it.
 ///
@@ -65,12 +67,13 @@ extension SearchableItem {
         guard case .object(let list) = json else {
             throw ActivityError(.invalidValue, operation: operation, field: "items", value: json.kindName, allowed: "an object")
         }
-        // A repeated member keeps its last value, as JSONValue's subscript does.
-        let members = Dictionary(list.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last })
-        let knownMembers = ["uniqueIdentifier", "domainIdentifier", "attributeSet", "expirationDate", "isUpdate"]
-        for name in members.keys.sorted(by: utf8Less) where !knownMembers.contains(name) {
-            throw ActivityError(.malformedOperation, operation: operation, field: "items", value: name,
-                                allowed: knownMembers.joined(separator: ", "))
+        // By bytes; a parsed object never repeats a name (the parser refuses
+        // it), one built in code keeps its last value, as JSONValue's subscript does.
+        let members = Dictionary(list.map { (Name($0.key), $0.value) }, uniquingKeysWith: { _, last in last })
+        let knownMembers: Set<Name> = ["uniqueIdentifier", "domainIdentifier", "attributeSet", "expirationDate", "isUpdate"]
+        for name in members.keys.sorted() where !knownMembers.contains(name) {
+            throw ActivityError(.malformedOperation, operation: operation, field: "items", value: name.string,
+                                allowed: "uniqueIdentifier, domainIdentifier, attributeSet, expirationDate, isUpdate")
         }
         guard case .string(let id)? = members["uniqueIdentifier"] else {
             throw ActivityError(.invalidValue, operation: operation, field: "uniqueIdentifier",
@@ -100,8 +103,9 @@ extension SearchableItem {
             if case .object(let attributes) = set {
                 // ContentAttributeSet(json:) skips nulls; here a null is a
                 // removal, so its name must be a known one too.
-                let lastValues = Dictionary(attributes.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last })
-                for (name, value) in lastValues.sorted(by: { utf8Less($0.key, $1.key) }) where value == .null {
+                let lastValues = Dictionary(attributes.map { (Name($0.key), $0.value) }, uniquingKeysWith: { _, last in last })
+                for (key, value) in lastValues.sorted(by: { $0.key < $1.key }) where value == .null {
+                    let name = key.string
                     guard ContentAttributeSet.knownAttributes.contains(name) else {
                         throw ActivityError(.unknownAttribute, operation: operation, field: "attributeSet", value: name,
                                             allowed: ContentAttributeSet.knownAttributes.joined(separator: ", "))

@@ -15,10 +15,15 @@ final class SpotlightCommandExecutor {
     let views: ActivityViews
     let batch: LogBatch
 
-    /// An index of one user space.
+    /// An index of one user space, by bytes.
     private struct BatchKey: Hashable {
-        var user: String
-        var index: String
+        var user: Name
+        var index: Name
+
+        init(user: String, index: String) {
+            self.user = Name(user)
+            self.index = Name(index)
+        }
     }
 
     /// Open batches: index → (first position of the batch, index of the begin command).
@@ -62,7 +67,7 @@ final class SpotlightCommandExecutor {
     /// Throws when a batch was begun and not ended.
     func finish() throws {
         guard let (key, open) = openBatches.min(by: { $0.value.commandIndex < $1.value.commandIndex }) else { return }
-        var error = ActivityError(.invalidIndexBatch, operation: "beginIndexBatch", field: "index", value: key.index,
+        var error = ActivityError(.invalidIndexBatch, operation: "beginIndexBatch", field: "index", value: key.index.string,
                                   allowed: "an endIndexBatch of the same index later in the same batch of commands")
         error.commandIndex = open.commandIndex
         throw error
@@ -93,12 +98,13 @@ final class SpotlightCommandExecutor {
         let items = given.map(\.normalized)
         for item in items { try SpotlightRules.checkItem(item, operation: operation) }
         guard !items.isEmpty else { return }
-        var pending: [String: Pending] = [:]
-        var dropped = Set<String>()
+        // By bytes: identifiers that differ in one byte are two items.
+        var pending: [Name: Pending] = [:]
+        var dropped = Set<Name>()
         for item in items {
-            let id = item.uniqueIdentifier
+            let id = Name(item.uniqueIdentifier)
             var state: Pending? = pending[id]
-            if state == nil, let stored = try self.items.rawRecord(id, space: try space, in: txn) {
+            if state == nil, let stored = try self.items.rawRecord(id.string, space: try space, in: txn) {
                 state = Pending(item: SearchableItem(proto: stored.item), defaultExpiration: stored.item.defaultExpiration,
                                 existedBefore: true)
             }
@@ -126,7 +132,7 @@ final class SpotlightCommandExecutor {
             }
         }
         var message = Activitylog_V1_SearchableItemsIndexed()
-        for id in pending.keys.sorted(by: utf8Less) {
+        for id in pending.keys.sorted() {
             let state = pending[id]!
             var indexed = Activitylog_V1_IndexedItem()
             indexed.item = state.item.recorded(defaultExpiration: state.defaultExpiration)
@@ -137,7 +143,7 @@ final class SpotlightCommandExecutor {
             }
             message.items.append(indexed)
         }
-        message.droppedUpdates = dropped.sorted(by: utf8Less)
+        message.droppedUpdates = dropped.sorted().map(\.string)
         try append(.itemsIndexed(message), at: time)
         result.droppedUpdates = message.droppedUpdates
     }
@@ -145,7 +151,7 @@ final class SpotlightCommandExecutor {
     private func delete(_ ids: [String], at time: Date, result: inout CommandResult) throws {
         let operation = "deleteSearchableItems"
         for id in ids { try ActivityRules.checkIdentifier(id, field: "identifiers", operation: operation) }
-        let requested = Set(ids).sorted(by: utf8Less)
+        let requested = Set(ids.map { Name($0) }).sorted().map(\.string)
         guard !requested.isEmpty else { return }
         var message = Activitylog_V1_SearchableItemsDeleted()
         message.identifiers = requested
@@ -159,13 +165,13 @@ final class SpotlightCommandExecutor {
     private func deleteInDomains(_ domains: [String], at time: Date, result: inout CommandResult) throws {
         let operation = "deleteSearchableItemsInDomains"
         for domain in domains { try SpotlightRules.checkDomainIdentifier(domain, operation: operation, field: "domains") }
-        let requested = Set(domains).sorted(by: utf8Less)
+        let requested = Set(domains.map { Name($0) }).sorted().map(\.string)
         guard !requested.isEmpty else { return }
-        var removed = Set<String>()
-        for domain in requested { removed.formUnion(try items.identifiers(inDomain: domain, space: try space, in: txn)) }
+        var removed = Set<Name>()
+        for domain in requested { removed.formUnion(try items.identifiers(inDomain: domain, space: try space, in: txn).map { Name($0) }) }
         var message = Activitylog_V1_SearchableItemsInDomainsDeleted()
         message.domainIdentifiers = requested
-        message.removedIdentifiers = removed.sorted(by: utf8Less)
+        message.removedIdentifiers = removed.sorted().map(\.string)
         try append(.domainsDeleted(message), at: time)
         result.removedItems = message.removedIdentifiers
     }

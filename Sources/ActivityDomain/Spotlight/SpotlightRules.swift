@@ -1,4 +1,5 @@
 import Foundation
+import TextIndex
 
 /// The stateless rules of SPEC §4 for searchable items and index batches:
 /// identifiers, domains, attribute values, client states, and the default
@@ -43,6 +44,7 @@ public enum SpotlightRules {
         try ActivityRules.checkIdentifier(item.uniqueIdentifier, field: "uniqueIdentifier", operation: operation)
         if let domain = item.domainIdentifier { try checkDomainIdentifier(domain, operation: operation) }
         let attributes = item.attributeSet
+        try ActivityRules.checkSizes(of: attributes, field: "attributeSet", operation: operation)
         for (name, number) in [("rating", attributes.rating), ("latitude", attributes.latitude), ("longitude", attributes.longitude)] {
             if let number, !number.isFinite {
                 throw ActivityError(.invalidValue, operation: operation, field: "attributeSet.\(name)", value: "\(number)",

@@ -44,7 +44,7 @@ extension UserScoped {
     }
 
     @discardableResult
-    public func addUserInfoEntries(_ entries: [String: UserInfoValue], to activity: String, at time: Date? = nil) async throws -> CommandResult {
+    public func addUserInfoEntries(_ entries: [Name: UserInfoValue], to activity: String, at time: Date? = nil) async throws -> CommandResult {
         try await writeOne(.addUserInfoEntries(activity, entries), at: time)
     }
 

@@ -211,7 +211,7 @@ public final class ActivityStore: UserScoped {
     }
 
     /// The size Handoff's limit applies to: the tagged JSON of SPEC §6, in UTF-8 bytes.
-    public static func encodedUserInfoSize(_ userInfo: [String: UserInfoValue]) -> Int {
+    public static func encodedUserInfoSize(_ userInfo: [Name: UserInfoValue]) -> Int {
         UserInfoValue.jsonObject(userInfo).serialized().utf8.count
     }
 }

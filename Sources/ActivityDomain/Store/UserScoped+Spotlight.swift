@@ -77,7 +77,8 @@ extension UserScoped {
 
     /// The client state the last committed batch of `index` stored, or nil.
     public func fetchLastClientState(index: String) throws -> Data? {
-        try readSpace(nil) { space, txn in try store.views.items.clientState(ofIndex: index, space: space, in: txn) }
+        try ActivityRules.checkIdentifier(index, field: "index", operation: "fetchLastClientState")
+        return try readSpace(nil) { space, txn in try store.views.items.clientState(ofIndex: index, space: space, in: txn) }
     }
 
     /// Every stored client state, by index name.
@@ -87,7 +88,8 @@ extension UserScoped {
 
     /// The item with this identifier, or nil.
     public func item(_ uniqueIdentifier: String) throws -> IndexedItem? {
-        try readSpace(nil) { space, txn in try store.views.items.item(uniqueIdentifier, space: space, in: txn) }
+        try ActivityRules.checkIdentifier(uniqueIdentifier, field: "uniqueIdentifier", operation: "item")
+        return try readSpace(nil) { space, txn in try store.views.items.item(uniqueIdentifier, space: space, in: txn) }
     }
 
     /// Every item, by identifier (expired ones too, until purged).
@@ -97,7 +99,8 @@ extension UserScoped {
 
     /// The items in `domain` and every domain below it, by identifier.
     public func items(inDomain domain: String) throws -> [IndexedItem] {
-        try readSpace([]) { space, txn in try store.views.items.items(inDomain: domain, space: space, in: txn) }
+        try SpotlightRules.checkDomainIdentifier(domain, operation: "items", field: "domain")
+        return try readSpace([]) { space, txn in try store.views.items.items(inDomain: domain, space: space, in: txn) }
     }
 
     /// Free-text search over items and saved activities eligible for search:

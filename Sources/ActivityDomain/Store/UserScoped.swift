@@ -25,9 +25,12 @@ extension UserScoped {
     var spaceName: String { scope ?? "" }
 
     /// Runs `body` with the space's id in one read transaction; `empty` when
-    /// the space has no data yet (no event of it was ever applied).
+    /// the space has no data yet (no event of it was ever applied). A name
+    /// that no space can have (over 256 bytes, or with NUL) is an error, as
+    /// it is for a write: reads and writes check names the same way.
     func readSpace<R>(_ empty: R, _ body: (_ space: UInt32, _ txn: ReadTransaction) throws -> R) throws -> R {
-        try store.read { txn in
+        try ActivityRules.checkUser(spaceName, operation: "read")
+        return try store.read { txn in
             guard let space = try store.views.spaces.id(of: spaceName, in: txn) else { return empty }
             return try body(space, txn)
         }
@@ -75,7 +78,7 @@ extension UserScoped {
 
     /// Merges entries into `userInfo` (Apple's `addUserInfoEntries(from:)`).
     @discardableResult
-    public func addUserInfoEntries(_ entries: [String: UserInfoValue], to activity: String, at time: Date? = nil) throws -> CommandResult {
+    public func addUserInfoEntries(_ entries: [Name: UserInfoValue], to activity: String, at time: Date? = nil) throws -> CommandResult {
         try writeOne(.addUserInfoEntries(activity, entries), at: time)
     }
 
@@ -114,7 +117,8 @@ extension UserScoped {
 
     /// The activity with this id, in any state.
     public func activity(_ id: String) throws -> ActivityRecord? {
-        try readSpace(nil) { space, txn in try store.views.registry.record(id, space: space, in: txn) }
+        try ActivityRules.checkIdentifier(id, field: "activity", operation: "activity")
+        return try readSpace(nil) { space, txn in try store.views.registry.record(id, space: space, in: txn) }
     }
 
     /// Every activity of the space, by id.
@@ -124,7 +128,8 @@ extension UserScoped {
 
     /// The activity current on the space's `device`, or nil.
     public func currentActivity(onDevice device: String) throws -> CurrentActivity? {
-        try readSpace(nil) { space, txn in
+        try ActivityRules.checkIdentifier(device, field: "device", operation: "currentActivity")
+        return try readSpace(nil) { space, txn in
             try store.views.current.activity(onDevice: device, space: space, registry: store.views.registry, in: txn)
         }
     }
@@ -141,7 +146,8 @@ extension UserScoped {
 
     /// The copy saved under `key` (a persistentIdentifier, or an activity id).
     public func savedActivity(forKey key: String) throws -> SavedActivity? {
-        try readSpace(nil) { space, txn in try store.views.saved.activity(forKey: key, space: space, in: txn) }
+        try ActivityRules.checkIdentifier(key, field: "key", operation: "savedActivity")
+        return try readSpace(nil) { space, txn in try store.views.saved.activity(forKey: key, space: space, in: txn) }
     }
 
     /// The saved copies with this targetContentIdentifier, most recently saved first.
@@ -162,10 +168,11 @@ extension UserScoped {
     /// ``ActivityStoreOptions/handoffUserInfoLimit``; the most recently made
     /// current first. It walks the user's own devices only (one key range).
     public func handoffCandidates(device: String, now: Date) throws -> [CurrentActivity] {
+        try ActivityRules.checkIdentifier(device, field: "device", operation: "handoff")
         let limit = store.options.handoffUserInfoLimit
         return try currentActivities()
             .filter { current in
-                current.device != device && current.activity.eligibleForHandoff && !current.activity.isExpired(at: now)
+                !Name.equal(current.device, device) && current.activity.eligibleForHandoff && !current.activity.isExpired(at: now)
                     && ActivityStore.encodedUserInfoSize(current.activity.userInfo) <= limit
             }
             .sorted { ($0.becameCurrentAt, $0.position) > ($1.becameCurrentAt, $1.position) }

@@ -1,4 +1,5 @@
 import Foundation
+import TextIndex
 
 /// The attributes of SPEC §4 that describe content: an activity's
 /// `contentAttributeSet`, and (for the Core Spotlight side) a searchable

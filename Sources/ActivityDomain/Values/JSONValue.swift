@@ -1,9 +1,12 @@
 import Foundation
+import LMDB
 
 /// A JSON document that keeps what Foundation's parsers lose: whether a
-/// number was written as an integer (`42`) or not (`42.0`, `4e1`), and the
-/// order of object members as written. Serialization is deterministic:
-/// object keys sorted by UTF-8 bytes, no insignificant whitespace.
+/// number was written as an integer (`42`) or not (`42.0`, `4e1`), the
+/// order of object members as written, and the exact bytes of every string
+/// (strings and member names are compared as bytes, never by canonical
+/// equivalence). Serialization is deterministic: object keys sorted by
+/// UTF-8 bytes, no insignificant whitespace.
 ///
 /// ```swift
 /// let value = try JSONValue(parsing: #"{"b":1,"a":[2.5,null]}"#)
@@ -20,7 +23,9 @@ public enum JSONValue: Sendable, Hashable {
     case double(Double)
     case string(String)
     case array([JSONValue])
-    /// Members in the order written; a repeated key keeps its last value on lookup.
+    /// Members in the order written. A parsed object never repeats a name
+    /// (the parser rejects it); one built in code keeps the last value of a
+    /// repeated name on lookup and when serialized.
     case object([(key: String, value: JSONValue)])
 
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
@@ -29,21 +34,22 @@ public enum JSONValue: Sendable, Hashable {
         case (.bool(let a), .bool(let b)): a == b
         case (.integer(let a), .integer(let b)): a == b
         case (.double(let a), .double(let b)): a == b
-        case (.string(let a), .string(let b)): a == b
+        case (.string(let a), .string(let b)): Name.equal(a, b)
         case (.array(let a), .array(let b)): a == b
-        case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+        case (.object(let a), .object(let b)):
+            a.count == b.count && zip(a, b).allSatisfy { Name.equal($0.key, $1.key) && $0.value == $1.value }
         default: false
         }
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(serialized())
+        hasher.combine(Name(serialized()))
     }
 
-    /// The member named `key` of an object (the last one when repeated).
+    /// The member named `key` (by its bytes) of an object (the last one when repeated).
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
-        return members.last(where: { $0.key == key })?.value
+        return members.last(where: { Name.equal($0.key, key) })?.value
     }
 
     /// An object from members; keys are sorted when serialized.
@@ -81,12 +87,12 @@ public enum JSONValue: Sendable, Hashable {
             }
             out += "]"
         case .object(let members):
-            var unique: [String: JSONValue] = [:]
-            for member in members { unique[member.key] = member.value }
+            var unique: [Name: JSONValue] = [:]
+            for member in members { unique[Name(member.key)] = member.value }
             out += "{"
-            for (index, key) in unique.keys.sorted(by: utf8Less).enumerated() {
+            for (index, key) in unique.keys.sorted().enumerated() {
                 if index > 0 { out += "," }
-                JSONValue.writeString(key, to: &out)
+                JSONValue.writeString(key.string, to: &out)
                 out += ":"
                 unique[key]!.write(to: &out)
             }
@@ -117,9 +123,22 @@ public enum JSONValue: Sendable, Hashable {
     /// Parses one JSON document; throws ``JSONParseError`` with the line and
     /// column where it went wrong.
     public init(parsing text: String) throws {
-        var parser = JSONParser(bytes: Array(text.utf8))
+        try self.init(parsing: Array(text.utf8))
+    }
+
+    /// Parses one JSON document from its UTF-8 bytes; a string or member
+    /// name that is not valid UTF-8 is a ``JSONParseError`` naming where it
+    /// is (never replaced by U+FFFD), and so is a member name given twice
+    /// in one object (compared by bytes) and nesting deeper than
+    /// ``maxDepth``.
+    public init(parsing bytes: [UInt8]) throws {
+        var parser = JSONParser(bytes: bytes)
         self = try parser.parseDocument()
     }
+
+    /// The deepest arrays and objects may nest in a parsed document: the
+    /// parser recurses once a level, and so do the walks of the value.
+    public static let maxDepth = JSONParser.maxDepth
 }
 
 /// Malformed JSON, with where it went wrong (1-based line and column, the
@@ -132,12 +151,33 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 }
 
 /// A recursive-descent parser over UTF-8 bytes (RFC 8259), with a depth
-/// limit so that no input can overflow the stack.
+/// limit, checked before it recurses, so that no input can overflow the
+/// stack of any thread.
 struct JSONParser {
     let bytes: [UInt8]
     var index = 0
     var depth = 0
-    static let maxDepth = 512
+    static let maxDepth = 64
+    /// Where the parser is: member names and array indices, for messages.
+    private var path: [PathStep] = []
+
+    private enum PathStep {
+        case member(String)
+        case index(Int)
+    }
+
+    /// `items[0].attributeSet.title`; "the top level" when empty.
+    private var pathText: String {
+        guard !path.isEmpty else { return "the top level" }
+        var text = ""
+        for step in path {
+            switch step {
+            case .member(let name): text += text.isEmpty ? name : ".\(name)"
+            case .index(let i): text += "[\(i)]"
+            }
+        }
+        return text
+    }
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -187,7 +227,7 @@ struct JSONParser {
 
     mutating func enter() throws {
         depth += 1
-        if depth > Self.maxDepth { throw error("nesting deeper than \(Self.maxDepth)") }
+        if depth > Self.maxDepth { throw error("arrays and objects nest deeper than \(Self.maxDepth) levels (in \(pathText))") }
     }
 
     mutating func parseObject() throws -> JSONValue {
@@ -195,17 +235,27 @@ struct JSONParser {
         defer { depth -= 1 }
         index += 1
         var members: [(key: String, value: JSONValue)] = []
+        var names = Set<Name>()   // for objects past a few members
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
+            let keyStart = index
             let key = try parseString()
+            // A name given twice is ambiguous (JSON leaves its meaning open): refused, by bytes.
+            let repeated = members.count < 8 ? members.contains { Name.equal($0.key, key) } : !names.insert(Name(key)).inserted
+            if members.count == 7 { names = Set(members.map { Name($0.key) } + [Name(key)]) }
+            if repeated {
+                throw error("member \"\(key)\" appears twice in \(pathText); each member at most once", at: keyStart)
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
             index += 1
             skipWhitespace()
+            path.append(.member(key))
             members.append((key, try parseValue()))
+            path.removeLast()
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input inside an object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -223,7 +273,9 @@ struct JSONParser {
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(values) }
         while true {
             skipWhitespace()
+            path.append(.index(values.count))
             values.append(try parseValue())
+            path.removeLast()
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input inside an array") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -237,20 +289,24 @@ struct JSONParser {
         index += 1
         var scalars = String.UnicodeScalarView()
         var runStart = index
-        func flush(_ end: Int) {
-            if end > runStart { scalars.append(contentsOf: String(decoding: bytes[runStart..<end], as: UTF8.self).unicodeScalars) }
+        func flush(_ end: Int) throws {
+            guard end > runStart else { return }
+            guard let run = String(validating: bytes[runStart..<end], as: UTF8.self) else {
+                throw error("a string that is not valid UTF-8 in \(pathText); strings must be UTF-8", at: start)
+            }
+            scalars.append(contentsOf: run.unicodeScalars)
         }
         while true {
             guard index < bytes.count else { throw error("unterminated string", at: start) }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                flush(index)
+                try flush(index)
                 index += 1
                 return String(scalars)
             }
             if byte < 0x20 { throw error("control character in a string") }
             if byte == UInt8(ascii: "\\") {
-                flush(index)
+                try flush(index)
                 index += 1
                 guard index < bytes.count else { throw error("unterminated escape") }
                 let escape = bytes[index]

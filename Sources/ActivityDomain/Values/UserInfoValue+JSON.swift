@@ -1,4 +1,6 @@
 import Foundation
+import LMDB
+import TextIndex
 
 /// The tagged JSON form of SPEC §6: JSON's own types as they are (a number
 /// without fraction or exponent is an integer), the others as one-member
@@ -59,7 +61,7 @@ extension UserInfoValue {
     }
 
     /// A userInfo dictionary from a JSON object (`"userInfo": {…}`).
-    public static func dictionary(fromJSON json: JSONValue, path: String = "userInfo") throws -> [String: UserInfoValue] {
+    public static func dictionary(fromJSON json: JSONValue, path: String = "userInfo") throws -> [Name: UserInfoValue] {
         guard case .object(let members) = json else {
             throw UserInfoJSONError(path: path, reason: "expected an object, found \(json.kindName)")
         }
@@ -67,22 +69,22 @@ extension UserInfoValue {
     }
 
     /// A userInfo dictionary as a JSON object, tagged values inside.
-    public static func jsonObject(_ entries: [String: UserInfoValue]) -> JSONValue {
-        .object(entries.map { (key: $0.key, value: $0.value.json) })
+    public static func jsonObject(_ entries: [Name: UserInfoValue]) -> JSONValue {
+        .object(entries.map { (key: $0.key.string, value: $0.value.json) })
     }
 
-    private static func dictionary(fromJSONMembers members: [(key: String, value: JSONValue)], path: String) throws -> [String: UserInfoValue] {
-        var result: [String: UserInfoValue] = [:]
+    private static func dictionary(fromJSONMembers members: [(key: String, value: JSONValue)], path: String) throws -> [Name: UserInfoValue] {
+        var result: [Name: UserInfoValue] = [:]
         for member in members {
             let childPath = path.isEmpty ? member.key : "\(path).\(member.key)"
-            guard result[member.key] == nil else { throw UserInfoJSONError(path: childPath, reason: "the key appears twice") }
-            result[member.key] = try UserInfoValue(json: member.value, path: childPath)
+            guard result[Name(member.key)] == nil else { throw UserInfoJSONError(path: childPath, reason: "the key appears twice") }
+            result[Name(member.key)] = try UserInfoValue(json: member.value, path: childPath)
         }
         return result
     }
 
-    private static func looksTagged(_ keys: Dictionary<String, UserInfoValue>.Keys) -> Bool {
-        keys.count == 1 && keys.first!.hasPrefix("$")
+    private static func looksTagged(_ keys: Dictionary<Name, UserInfoValue>.Keys) -> Bool {
+        keys.count == 1 && keys.first!.string.hasPrefix("$")
     }
 
     private static func tagged(_ tag: String, _ payload: JSONValue, path: String) throws -> UserInfoValue {

@@ -47,20 +47,20 @@ extension UserInfoValue {
         }
     }
 
-    static func protoDictionary(_ entries: [String: UserInfoValue]) -> Activitylog_V1_UserInfoDictionary {
+    static func protoDictionary(_ entries: [Name: UserInfoValue]) -> Activitylog_V1_UserInfoDictionary {
         var dictionary = Activitylog_V1_UserInfoDictionary()
-        dictionary.entries = entries.keys.sorted(by: utf8Less).map { key in
+        dictionary.entries = entries.keys.sorted().map { key in
             var entry = Activitylog_V1_UserInfoEntry()
-            entry.key = key
+            entry.key = key.string
             entry.value = entries[key]!.proto
             return entry
         }
         return dictionary
     }
 
-    static func dictionary(from message: Activitylog_V1_UserInfoDictionary) throws -> [String: UserInfoValue] {
-        var result: [String: UserInfoValue] = [:]
-        for entry in message.entries { result[entry.key] = try UserInfoValue(proto: entry.value) }
+    static func dictionary(from message: Activitylog_V1_UserInfoDictionary) throws -> [Name: UserInfoValue] {
+        var result: [Name: UserInfoValue] = [:]
+        for entry in message.entries { result[Name(entry.key)] = try UserInfoValue(proto: entry.value) }
         return result
     }
 }

@@ -50,6 +50,7 @@ struct ApplyCommand: Subcommand {
     }
 
     func execute() throws {
+        if let user { try ActivityRules.checkUser(user, operation: "--user") }
         let reader = try LineReader(path: file)
         let store = try location.openOrCreate()
         var errors: [JSONValue] = []
@@ -64,9 +65,14 @@ struct ApplyCommand: Subcommand {
         }
         let progress = Progress()
         var number = 0
-        while let bytes = reader.next() {
+        while let line = try reader.next() {
             number += 1
-            try applier.add(lineNumber: number, bytes: bytes)
+            switch line {
+            case .bytes(let bytes): try applier.add(lineNumber: number, bytes: bytes)
+            case .tooLong(let length):
+                applier.rejectLine(number, message: "the line is \(length) bytes, longer than the limit of \(LineReader.maxLineBytes) bytes "
+                    + "(16 MiB); it was skipped unread. Split the operation into several lines")
+            }
             progress.update("line \(number), \(applier.summary.applied) applied, \(applier.summary.rejected) rejected, \(progress.rate(UInt64(number))) lines")
         }
         try applier.finish()

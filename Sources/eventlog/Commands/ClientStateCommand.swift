@@ -25,7 +25,7 @@ struct ClientStateCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = userOption.space(in: try location.openForReading())
+        let store = try userOption.space(in: try location.openForReading())
         if let index {
             let state = try store.fetchLastClientState(index: index)
             if json {

@@ -24,7 +24,7 @@ struct CurrentCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = userOption.space(in: try location.openForReading())
+        let store = try userOption.space(in: try location.openForReading())
         let list: [CurrentActivity]
         if let device {
             list = try store.currentActivity(onDevice: device).map { [$0] } ?? []

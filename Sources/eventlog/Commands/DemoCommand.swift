@@ -2,6 +2,7 @@ import ActivityDomain
 import ArgumentParser
 import EventLog
 import Foundation
+import TextIndex
 
 struct DemoCommand: Subcommand {
     static let configuration = CommandConfiguration(

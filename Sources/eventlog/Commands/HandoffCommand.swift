@@ -29,7 +29,7 @@ struct HandoffCommand: Subcommand {
 
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
-        let store = userOption.space(in: try location.openForReading())
+        let store = try userOption.space(in: try location.openForReading())
         let offers = try store.handoffCandidates(device: device, now: now)
         if json {
             Output.jsonArray(offers.map(ViewJSON.current))

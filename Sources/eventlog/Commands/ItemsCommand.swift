@@ -24,7 +24,7 @@ struct ItemsCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = userOption.space(in: try location.openForReading())
+        let store = try userOption.space(in: try location.openForReading())
         let items = try domain.map { try store.items(inDomain: $0) } ?? store.items()
         if json {
             Output.jsonArray(items.map(\.item.json))

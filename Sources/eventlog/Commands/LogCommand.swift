@@ -1,6 +1,7 @@
 import ActivityDomain
 import ArgumentParser
 import EventLog
+import LMDB
 
 struct LogCommand: Subcommand {
     static let configuration = CommandConfiguration(
@@ -39,12 +40,16 @@ struct LogCommand: Subcommand {
     }
 
     func execute() throws {
+        if let user { try ActivityRules.checkUser(user, operation: "--user") }
         let store = try location.openForReading()
         var printed = 0
         let limit = self.limit ?? .max
         guard limit > 0 else { return }
         try store.eventStore.forEachEvent(from: from) { event in
-            if let user, try ActivityEventCatalog.user(of: event) != user { return true }
+            // By bytes: a user canonically equal to another is another user.
+            if let user {
+                guard let owner = try ActivityEventCatalog.user(of: event), Name.equal(owner, user) else { return true }
+            }
             if json {
                 Output.json(try ViewJSON.event(event))
             } else {

@@ -36,7 +36,7 @@ struct QueryCommand: Subcommand {
         let now = try parseTime(self.now, option: "--now")
         let opened = try location.openForReading()
         position.reportLag(of: opened)
-        let store = userOption.space(in: opened)
+        let store = try userOption.space(in: opened)
         printHits(try store.query(expression, now: now, after: position.after, timeout: position.timeout), json: json)
     }
 }

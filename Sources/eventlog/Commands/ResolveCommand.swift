@@ -26,7 +26,7 @@ struct ResolveCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = userOption.space(in: try location.openForReading())
+        let store = try userOption.space(in: try location.openForReading())
         let resolution = try store.resolve(identifier)
         if json {
             Output.json(ViewJSON.resolution(identifier, resolution))

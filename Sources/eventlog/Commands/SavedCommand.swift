@@ -21,7 +21,7 @@ struct SavedCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = userOption.space(in: try location.openForReading())
+        let store = try userOption.space(in: try location.openForReading())
         let saved = try store.savedActivities()
         if json {
             Output.jsonArray(saved.map(ViewJSON.saved))

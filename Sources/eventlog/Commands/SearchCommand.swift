@@ -44,7 +44,7 @@ struct SearchCommand: Subcommand {
         let now = try parseTime(self.now, option: "--now")
         let opened = try location.openForReading()
         position.reportLag(of: opened)
-        let store = userOption.space(in: opened)
+        let store = try userOption.space(in: opened)
         printHits(try store.search(text, now: now, limit: limit, after: position.after, timeout: position.timeout), json: json)
     }
 }

@@ -76,13 +76,10 @@ final class OperationApplier {
     /// One line of input; blank lines are skipped.
     func add(lineNumber: Int, bytes: [UInt8]) throws {
         guard bytes.contains(where: { ![0x20, 0x09, 0x0D].contains($0) }) else { return }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            reject(Rejection(line: lineNumber, message: "the line is not valid UTF-8"))
-            return
-        }
         var timed: ActivityCommand.Timed
         do {
-            timed = try decoder.decode(text)
+            // From the bytes: a string that is not UTF-8 is an error naming its member.
+            timed = try decoder.decode(bytes)
             if timed.user == nil, case .declareActivityTypes = timed.command {} else if timed.user == nil {
                 timed.user = defaultUser
             }
@@ -126,6 +123,11 @@ final class OperationApplier {
     }
 
     /// A line inside an open batch failed to decode: the batch falls with it.
+    /// A line rejected before it was decoded (too long to read).
+    func rejectLine(_ number: Int, message: String) {
+        reject(Rejection(line: number, message: message))
+    }
+
     private func reject(_ rejection: Rejection) {
         summary.rejected += 1
         onRejected(rejection)

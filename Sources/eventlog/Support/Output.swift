@@ -1,5 +1,6 @@
 import ActivityDomain
 import Foundation
+import TextIndex
 
 /// Writing to stdout and stderr. JSON goes out compact with sorted keys
 /// (`JSONValue.serialized()`), arrays one element a line, so that two stores

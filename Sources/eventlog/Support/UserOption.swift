@@ -8,8 +8,11 @@ struct UserOption: ParsableArguments {
         "The user space.", discussion: "Default: the default space \"\".", valueName: "user"))
     var user: String = ""
 
-    /// `store`'s handle of this user.
-    func space(in store: ActivityStore) -> UserSpace {
-        store.user(user)
+    /// `store`'s handle of this user, after checking the name as every
+    /// command does (``ActivityRules/checkUser(_:operation:)``; its bytes
+    /// were checked for UTF-8 before parsing: ``RawArguments``).
+    func space(in store: ActivityStore) throws -> UserSpace {
+        try ActivityRules.checkUser(user, operation: "--user")
+        return store.user(user)
     }
 }

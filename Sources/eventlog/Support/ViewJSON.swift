@@ -2,6 +2,7 @@ import ActivityDomain
 import EventLog
 import Foundation
 import LMDB
+import TextIndex
 
 /// The JSON shapes of SPEC §7 (and `Docs/CLI.md`). Absent optional fields
 /// are left out rather than written as null, so that a field appears only

@@ -12,10 +12,16 @@ import Foundation
 /// Written by hand rather than with `ISO8601DateFormatter` so that output is
 /// fixed (no locale, no formatter state) and the type is trivially Sendable.
 /// Parsing also accepts an offset (`+02:00`) and a lower-case `t`/`z`.
+///
+/// The one parser of times in the store: operations (`"at"`, dates in
+/// items, activities and userInfo), the query language's `$time.iso(…)`
+/// and the command line's `--now` all read times here, with one rule: a
+/// day that its month does not have (`2026-02-30`) is malformed, never
+/// rolled over into the next month.
 public enum ISO8601Time {
     /// The time in UTC, to the microsecond (rounded to the nearest).
     public static func string(from date: Date) -> String {
-        let micros = date.microsecondsRounded
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
         var seconds = micros / 1_000_000
         var fraction = micros % 1_000_000
         if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
@@ -81,7 +87,7 @@ public enum ISO8601Time {
         }
         guard i == b.count else { return nil }
         let seconds = days(fromCivil: year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset
-        return Date(microseconds: seconds * 1_000_000 + micros)
+        return Date(timeIntervalSince1970: Double(seconds * 1_000_000 + micros) / 1_000_000)
     }
 
     private static func pad(_ value: Int64, _ width: Int) -> String {
@@ -89,9 +95,9 @@ public enum ISO8601Time {
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 
-    static func isLeap(_ year: Int64) -> Bool { (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 }
+    public static func isLeap(_ year: Int64) -> Bool { (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 }
 
-    static func daysIn(month: Int64, year: Int64) -> Int64 {
+    public static func daysIn(month: Int64, year: Int64) -> Int64 {
         switch month {
         case 2: isLeap(year) ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -100,7 +106,7 @@ public enum ISO8601Time {
     }
 
     // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian).
-    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+    public static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -109,7 +115,7 @@ public enum ISO8601Time {
         return era * 146_097 + doe - 719_468
     }
 
-    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+    public static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
