@@ -31,6 +31,10 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     let snapshotInProgress = SingleFlight()
     /// Wakes subscriptions when a write of this store commits.
     let commits = CommitSignal()
+    /// The writes started and not finished, which ``close()`` waits for.
+    let writes = WritesInFlight()
+    /// What the store reports through swift-metrics (``StoreMetrics``).
+    public let metrics: StoreMetrics
     /// The LMDB transaction id of this store's last commit that appended
     /// (and so moved every checkpoint to the head); nil after any other
     /// outcome. See `commitsFollowOn(_:)`.
@@ -48,6 +52,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// ``StoreOptions/readOnly``); a read then reports views that lag the
     /// log (``viewStatus()``) instead of answering from them as current.
     public init(path: String, options: StoreOptions = StoreOptions()) throws {
+        var options = options
+        // Every line the store logs names it.
+        options.logger[metadataKey: "store"] = "\(path)"
         guard options.rebuildReadAhead >= 0 else {
             throw EventLogError(.invalidArgument, operation: "open",
                                 "rebuildReadAhead is \(options.rebuildReadAhead); it must be 0 (no read-ahead) or more bytes")
@@ -56,8 +63,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         if (options.readOnly || !options.createIfMissing) && !FileManager.default.fileExists(atPath: dataFile) {
             throw EventLogError(.storeMissing, operation: "open", "no store at \(path) (no data.mdb there)")
         }
+        metrics = StoreMetrics(path: path)
         do {
-            environment = try Environment(path: path, options: options.environmentOptions)
+            environment = try Environment(path: path, options: options.environmentOptions(metrics: metrics))
         } catch let error as EnvironmentBusyError {
             throw EventLogError(.storeBusy, operation: "open", error.description)
         }
@@ -119,6 +127,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     @discardableResult
     public func write<R>(_ options: WriteOptions = WriteOptions(), _ body: (LogBatch) throws -> R) throws -> WriteReceipt<R> {
         try checkWritable(options)
+        try writes.enter()
+        defer { writes.leave() }
         return try withoutActuallyEscaping(body) { body in
             var receipt: WriteReceipt<R>?
             let request = WriteQueue.Request { txn, head in
@@ -194,6 +204,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// A request of a ``WritePipeline`` whose predecessor failed does not
     /// run; it fails with ``EventLogError/Code/pipelineHalted``.
     func commit(_ group: [WriteQueue.Request]) {
+        metrics.writesInFlight.record(writes.count)
+        let started = StoreMetrics.now()
+        var committedHead: Position = 0
         do {
             let wrote = try environment.write { txn -> Bool in
                 for request in group { request.error = nil }
@@ -227,10 +240,15 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
                 try databases.setRecordedHead(head, in: txn)
                 try databases.setCheckpoints(of: views.all, to: head.position, in: txn)
                 lastCommit.set(txn.id)
+                committedHead = head.position
                 return true
             }
             if !wrote { lastCommit.set(nil) }
             for request in group where request.error == nil { request.predecessor = nil }
+            if wrote {
+                metrics.recordCommit(writes: group.count { $0.error == nil }, nanoseconds: StoreMetrics.now() - started,
+                                     head: committedHead)
+            }
         } catch {
             lastCommit.set(nil)
             for request in group where request.error == nil { request.error = error }

@@ -105,6 +105,8 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
         defer { condition.unlock() }
         while inFlight >= depth && failure == nil { condition.wait() }
         if let failure { throw halted(by: failure) }
+        // Counted in until its ticket completes: closing the store waits for it.
+        try store.writes.enter()
         submitted += 1
         let ticket = PipelinedWrite<R>(sequence: submitted)
         let receipt = ReceiptBox<R>()
@@ -123,6 +125,7 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
             }
             onDurable?(result)
             ticket.complete(result)
+            store.writes.leave()
         })
         inFlight += 1
         if !draining {

@@ -4,12 +4,32 @@ import Foundation
 /// run alone: `mdb_env_set_mapsize` requires that the process has no
 /// transaction open. Transactions are short, so the resize waits them out;
 /// new transactions wait while it runs.
+///
+/// It also closes the environment (``close(_:)``): once every open
+/// transaction has ended, `mdb_env_close` runs, and from then on every
+/// transaction that would begin throws the error the closer named instead
+/// of touching a closed `MDB_env`.
 final class TransactionGate: @unchecked Sendable {
     private let condition = NSCondition()
     private var open = 0
     private var resizing = false
+    /// Set once the environment is closed: what every later begin throws.
+    private var closedError: (any Error)?
 
-    func enterShared() {
+    /// Enters as one of many; throws once the environment is closed.
+    func enterShared() throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while resizing { condition.wait() }
+        if let closedError { throw closedError }
+        open += 1
+    }
+
+    /// Enters again after a caller left to run ``exclusively(_:)`` in the
+    /// middle of its transaction's begin: counted even once closed, so that
+    /// the caller's one ``leaveShared()`` balances; the caller then checks
+    /// ``closed`` before it touches the handle.
+    func reenterShared() {
         condition.lock()
         while resizing { condition.wait() }
         open += 1
@@ -23,9 +43,15 @@ final class TransactionGate: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Runs `body` with no other transaction of the process open; throws,
+    /// without running it, once the environment is closed.
     func exclusively(_ body: () throws -> Void) throws {
         condition.lock()
         while resizing || open > 0 { condition.wait() }
+        if let closedError {
+            condition.unlock()
+            throw closedError
+        }
         resizing = true
         condition.unlock()
         defer {
@@ -35,5 +61,29 @@ final class TransactionGate: @unchecked Sendable {
             condition.unlock()
         }
         try body()
+    }
+
+    /// Waits until no transaction of the process is open, runs `body` (which
+    /// closes the environment) and makes every later ``enterShared()`` and
+    /// ``exclusively(_:)`` throw `error`. False, without running `body`,
+    /// when the environment was closed already.
+    func close(_ error: any Error, _ body: () -> Void) -> Bool {
+        condition.lock()
+        defer {
+            condition.broadcast()
+            condition.unlock()
+        }
+        while resizing || open > 0 { condition.wait() }
+        guard closedError == nil else { return false }
+        closedError = error
+        body()
+        return true
+    }
+
+    /// The error later transactions throw, once closed.
+    var closed: (any Error)? {
+        condition.lock()
+        defer { condition.unlock() }
+        return closedError
     }
 }
