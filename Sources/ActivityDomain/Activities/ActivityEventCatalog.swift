@@ -48,6 +48,27 @@ public enum ActivityEventCatalog {
         return try decoded.message.jsonString()
     }
 
+    /// The event as `eventlog log --json` prints it, one object a line:
+    /// `{"position","type","version","at","event"}`, `event` being the
+    /// payload as Protocol Buffers' canonical JSON (``json(of:)``), left out
+    /// with `"redacted": true` for a redacted payload, and left out for a
+    /// type no catalog of this build knows. A change feed's ``UserChange``
+    /// has the same shape.
+    public static func logJSON(of event: RecordedEvent) throws -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("position", .integer(Int64(event.position))),
+            ("type", .string(event.type)),
+            ("version", .integer(Int64(event.schemaVersion))),
+            ("at", .string(ISO8601Time.string(from: event.appendedAt))),
+        ]
+        if event.isRedacted {
+            members.append(("redacted", .bool(true)))
+        } else if let text = try json(of: event) {
+            members.append(("event", try JSONValue(parsing: text)))
+        }
+        return .object(members)
+    }
+
     /// The user space `event` belongs to: `""` for the default space (and
     /// every event of schema version 1), nil for a store-wide event
     /// (`activityTypes.declared`), a redacted one, or one of another domain.

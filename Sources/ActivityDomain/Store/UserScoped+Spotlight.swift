@@ -72,44 +72,61 @@ extension UserScoped {
         return Array(results.dropFirst().dropLast())
     }
 
-    // MARK: Queries
+    // MARK: Queries (each in a read transaction of its own; ``reading(_:)`` shares one)
 
     /// The client state the last committed batch of `index` stored, or nil.
     public func fetchLastClientState(index: String) throws -> Data? {
-        try readSpace(nil) { space, txn in try store.views.items.clientState(ofIndex: index, space: space, in: txn) }
+        try reading { try $0.fetchLastClientState(index: index) }
     }
 
     /// Every stored client state, by index name.
     public func clientStates() throws -> [IndexClientState] {
-        try readSpace([]) { space, txn in try store.views.items.allClientStates(space: space, in: txn) }
+        try reading { try $0.clientStates() }
     }
 
     /// The item with this identifier, or nil.
     public func item(_ uniqueIdentifier: String) throws -> IndexedItem? {
-        try readSpace(nil) { space, txn in try store.views.items.item(uniqueIdentifier, space: space, in: txn) }
+        try reading { try $0.item(uniqueIdentifier) }
+    }
+
+    /// The items with these identifiers that exist, in the order asked,
+    /// from one read transaction; unknown identifiers are left out.
+    public func items(withIdentifiers identifiers: [String]) throws -> [IndexedItem] {
+        try reading { try $0.items(withIdentifiers: identifiers) }
     }
 
     /// Every item, by identifier (expired ones too, until purged).
     public func items() throws -> [IndexedItem] {
-        try readSpace([]) { space, txn in try store.views.items.all(space: space, in: txn) }
+        try reading { try $0.items() }
     }
 
     /// The items in `domain` and every domain below it, by identifier.
     public func items(inDomain domain: String) throws -> [IndexedItem] {
-        try readSpace([]) { space, txn in try store.views.items.items(inDomain: domain, space: space, in: txn) }
+        try reading { try $0.items(inDomain: domain) }
     }
 
     /// Free-text search over items and saved activities eligible for search:
     /// every word must match, the last also as a prefix; ranked by BM25F,
     /// then identifier; documents expired at `now` left out; at most `limit`.
     public func search(_ text: String, now: Date, limit: Int = 20) throws -> [SearchHit] {
-        try readSpace([]) { space, txn in try store.views.search.index.space(space).search(text, now: now, limit: limit, in: txn) }
+        try reading { try $0.search(text, now: now, limit: limit) }
     }
 
     /// The documents (items and saved activities) an expression of the query
     /// language matches at `now`, by identifier; throws `QueryError` (with
     /// its column) for a malformed one.
     public func query(_ expression: String, now: Date) throws -> [SearchHit] {
-        try readSpace([]) { space, txn in try store.views.search.index.space(space).query(expression, now: now, in: txn) }
+        try reading { try $0.query(expression, now: now) }
+    }
+
+    /// ``search(_:now:limit:)`` with each hit's document (its item or saved
+    /// activity), all from one read transaction: a page of results in one read.
+    public func searchDocuments(_ text: String, now: Date, limit: Int = 20) throws -> [SearchResult] {
+        try reading { try $0.searchDocuments(text, now: now, limit: limit) }
+    }
+
+    /// ``query(_:now:)`` with each hit's document, from one read transaction.
+    public func queryDocuments(_ expression: String, now: Date) throws -> [SearchResult] {
+        try reading { try $0.queryDocuments(expression, now: now) }
     }
 }

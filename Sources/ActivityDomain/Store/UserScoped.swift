@@ -24,13 +24,16 @@ extension UserScoped {
     /// The space's name: `""` for the default space.
     var spaceName: String { scope ?? "" }
 
-    /// Runs `body` with the space's id in one read transaction; `empty` when
-    /// the space has no data yet (no event of it was ever applied).
-    func readSpace<R>(_ empty: R, _ body: (_ space: UInt32, _ txn: ReadTransaction) throws -> R) throws -> R {
-        try store.read { txn in
-            guard let space = try store.views.spaces.id(of: spaceName, in: txn) else { return empty }
-            return try body(space, txn)
-        }
+    /// Runs `body` with one read transaction over the space: several reads
+    /// that see the same commit (``SpaceReader``).
+    ///
+    /// ```swift
+    /// let (current, results) = try alice.reading { space in
+    ///     (try space.currentActivities(), try space.searchDocuments("latte", now: now))
+    /// }
+    /// ```
+    public func reading<R>(_ body: (SpaceReader) throws -> R) throws -> R {
+        try store.read { txn in try body(SpaceReader(store: store, user: spaceName, txn: txn)) }
     }
 
     // MARK: Commands
@@ -100,50 +103,46 @@ extension UserScoped {
         try one(.deleteAllSavedUserActivities, at: time)
     }
 
-    // MARK: Queries
+    // MARK: Queries (each in a read transaction of its own; ``reading(_:)`` shares one)
 
     /// The activity with this id, in any state.
     public func activity(_ id: String) throws -> ActivityRecord? {
-        try readSpace(nil) { space, txn in try store.views.registry.record(id, space: space, in: txn) }
+        try reading { try $0.activity(id) }
     }
 
     /// Every activity of the space, by id.
     public func activities() throws -> [ActivityRecord] {
-        try readSpace([]) { space, txn in try store.views.registry.allRecords(space: space, in: txn) }
+        try reading { try $0.activities() }
     }
 
     /// The activity current on the space's `device`, or nil.
     public func currentActivity(onDevice device: String) throws -> CurrentActivity? {
-        try readSpace(nil) { space, txn in
-            try store.views.current.activity(onDevice: device, space: space, registry: store.views.registry, in: txn)
-        }
+        try reading { try $0.currentActivity(onDevice: device) }
     }
 
     /// Every current activity of the space, by device.
     public func currentActivities() throws -> [CurrentActivity] {
-        try readSpace([]) { space, txn in try store.views.current.all(space: space, registry: store.views.registry, in: txn) }
+        try reading { try $0.currentActivities() }
     }
 
     /// Every saved copy of the space, by key.
     public func savedActivities() throws -> [SavedActivity] {
-        try readSpace([]) { space, txn in try store.views.saved.all(space: space, in: txn) }
+        try reading { try $0.savedActivities() }
     }
 
     /// The copy saved under `key` (a persistentIdentifier, or an activity id).
     public func savedActivity(forKey key: String) throws -> SavedActivity? {
-        try readSpace(nil) { space, txn in try store.views.saved.activity(forKey: key, space: space, in: txn) }
+        try reading { try $0.savedActivity(forKey: key) }
     }
 
     /// The saved copies with this targetContentIdentifier, most recently saved first.
     public func savedActivities(withTargetContentIdentifier identifier: String) throws -> [SavedActivity] {
-        try readSpace([]) { space, txn in
-            try store.views.saved.activities(withTargetContentIdentifier: identifier, space: space, in: txn)
-        }
+        try reading { try $0.savedActivities(withTargetContentIdentifier: identifier) }
     }
 
     /// The saved copies with this webpageURL, most recently saved first.
     public func savedActivities(withWebpageURL url: URL) throws -> [SavedActivity] {
-        try readSpace([]) { space, txn in try store.views.saved.activities(withWebpageURL: url.absoluteString, space: space, in: txn) }
+        try reading { try $0.savedActivities(withWebpageURL: url) }
     }
 
     /// What Handoff offers this space's user on `device` at `now`: the
@@ -152,13 +151,7 @@ extension UserScoped {
     /// ``ActivityStoreOptions/handoffUserInfoLimit``; the most recently made
     /// current first. It walks the user's own devices only (one key range).
     public func handoffCandidates(device: String, now: Date) throws -> [CurrentActivity] {
-        let limit = store.options.handoffUserInfoLimit
-        return try currentActivities()
-            .filter { current in
-                current.device != device && current.activity.eligibleForHandoff && !current.activity.isExpired(at: now)
-                    && ActivityStore.encodedUserInfoSize(current.activity.userInfo) <= limit
-            }
-            .sorted { ($0.becameCurrentAt, $0.position) > ($1.becameCurrentAt, $1.position) }
+        try reading { try $0.handoffCandidates(device: device, now: now) }
     }
 
     /// Resolves a persistentIdentifier (or saved key), targetContentIdentifier
@@ -166,7 +159,7 @@ extension UserScoped {
     /// the position and operation that removed it, so that a link never
     /// fails silently.
     public func resolve(_ identifier: String) throws -> SavedActivityResolution {
-        try readSpace(.unknown) { space, txn in try store.views.saved.resolve(identifier, space: space, in: txn) }
+        try reading { try $0.resolve(identifier) }
     }
 
     /// Siri's "suggest returning to this screen": the space's saved copies
@@ -174,12 +167,6 @@ extension UserScoped {
     /// and most recently made current first (``Suggestion/score``), then by
     /// key; at most `limit`.
     public func suggestions(now: Date, limit: Int = 10) throws -> [Suggestion] {
-        let records = try readSpace([]) { space, txn in try store.views.saved.allRecords(space: space, in: txn) }
-        let nowMicros = now.eventMicroseconds
-        let ranked = try records
-            .filter { $0.copy.eligibleForPrediction && !($0.copy.hasExpirationDateMicros && $0.copy.expirationDateMicros <= nowMicros) }
-            .map { try Suggestion(record: $0, nowMicros: nowMicros) }
-            .sorted { $0.score != $1.score ? $0.score > $1.score : utf8Less($0.key, $1.key) }
-        return Array(ranked.prefix(max(0, limit)))
+        try reading { try $0.suggestions(now: now, limit: limit) }
     }
 }

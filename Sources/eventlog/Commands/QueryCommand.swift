@@ -29,6 +29,6 @@ struct QueryCommand: Subcommand {
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
         let store = userOption.space(in: try location.openForReading())
-        printHits(try store.query(expression, now: now), json: json)
+        try printHits(try store.query(expression, now: now), json: json)
     }
 }

@@ -37,6 +37,6 @@ struct SearchCommand: Subcommand {
     func execute() throws {
         let now = try parseTime(self.now, option: "--now")
         let store = userOption.space(in: try location.openForReading())
-        printHits(try store.search(text, now: now, limit: limit), json: json)
+        try printHits(try store.search(text, now: now, limit: limit), json: json)
     }
 }
