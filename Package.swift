@@ -168,7 +168,11 @@ let package = Package(
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "LMDB"], swiftSettings: strict),
         .testTarget(
             name: "ActivityDomainTests",
-            dependencies: ["ActivityDomain", "EventLog", "TextIndex", "LMDB"],
+            dependencies: [
+                "ActivityDomain", "EventLog", "TextIndex", "LMDB",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

@@ -17,10 +17,9 @@ extension EventStore {
     /// let again = try EventStore<Views>(path: path)          // the same directory, the same process
     /// ```
     ///
-    /// It waits, so call it off the cooperative threads in async code
-    /// (``close()-(async)``), and never from inside a write's closure or a
-    /// read (it would wait for itself). A store that is never closed closes
-    /// when its last reference goes.
+    /// It waits for the writes in flight (a commit or two), and must never
+    /// be called from inside a write's closure or a read (it would wait for
+    /// itself). A store that is never closed closes when its last reference goes.
     public func close() {
         let error = closedError
         writes.close(error)
@@ -28,11 +27,6 @@ extension EventStore {
         // Subscriptions waiting for a commit look again, and end.
         commits.signal()
         options.logger.info("store closed")
-    }
-
-    /// ``close()``, off the cooperative threads.
-    public func close() async {
-        _ = try? await BlockingWork.run { self.close() }
     }
 
     /// Whether ``close()`` has begun.

@@ -15,13 +15,6 @@ extension ActivityStore {
         try ActivityStore(path: path, options: options)
     }
 
-    /// ``open(path:options:)`` off the cooperative threads: opening may
-    /// bring the views up to date with the log, which takes a while after
-    /// another build wrote it.
-    public static func open(path: String, options: ActivityStoreOptions = ActivityStoreOptions()) async throws -> ActivityStore {
-        try await BlockingWork.run { try ActivityStore(path: path, options: options) }
-    }
-
     /// Closes the store (``EventLog/EventStore/close()``): commands already
     /// started finish and are acknowledged; commands and reads from now on
     /// throw ``EventLog/EventLogError/Code/storeClosed`` (`catch
@@ -36,14 +29,9 @@ extension ActivityStore {
     /// let reopened = try ActivityStore.open(path: path)
     /// ```
     ///
-    /// It waits for the writes in flight: in async code, `await store.close()`.
+    /// It waits for the writes in flight (milliseconds: a commit or two).
     public func close() {
         eventStore.close()
-    }
-
-    /// ``close()``, off the cooperative threads.
-    public func close() async {
-        await eventStore.close()
     }
 
     /// Whether ``close()`` has begun.
@@ -57,7 +45,7 @@ extension ActivityStore {
 /// services down in reverse order.
 ///
 /// ```swift
-/// let store = try await ActivityStore.open(path: path)
+/// let store = try ActivityStore.open(path: path)
 /// let group = ServiceGroup(configuration: .init(
 ///     services: [store, httpServer],                // the server stops first, then the store closes
 ///     gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -67,7 +55,8 @@ extension ActivityStore: Service {
     /// Waits for the group's graceful shutdown (or cancellation), then closes the store.
     public func run() async throws {
         try? await gracefulShutdown()
-        await close()
+        // Waiting for the writes in flight blocks: off the cooperative threads.
+        _ = try? await BlockingWork.run { self.close() }
     }
 }
 
