@@ -113,6 +113,7 @@ let package = Package(
             name: "eventlog",
             dependencies: [
                 "ActivityDomain",
+                "CICU",
                 "IndexingWorkload",
                 "EventLog",
                 "LogShipping",
