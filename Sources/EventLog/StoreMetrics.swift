@@ -21,6 +21,8 @@ import Metrics
 /// let store = try EventStore<Views>(path: path)                    // its metrics from now on
 /// ```
 public struct StoreMetrics: Sendable {
+    /// The dimension `store`: the store's directory as it was opened.
+    public let store: String
     let commits: Counter
     let commitWrites: Recorder
     let commitDuration: Timer
@@ -32,6 +34,7 @@ public struct StoreMetrics: Sendable {
 
     /// The metrics of the store at `path`, from the metrics system bootstrapped now.
     public init(path: String) {
+        store = path
         let dimensions = [("store", path)]
         commits = Counter(label: "eventlog_commits_total", dimensions: dimensions)
         commitWrites = Recorder(label: "eventlog_commit_writes", dimensions: dimensions)
