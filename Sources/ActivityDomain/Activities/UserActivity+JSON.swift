@@ -80,15 +80,7 @@ extension UserActivity {
     }
 }
 
-extension UserActivity: Codable {
-    public init(from decoder: any Decoder) throws {
-        try self.init(json: JSONValue(from: decoder))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try json.encode(to: encoder)
-    }
-}
+extension UserActivity: JSONRepresentable {}
 
 extension ActivityUpdate {
     /// The members of an `updateActivity` operation without `op`, `activity`,
@@ -165,12 +157,4 @@ extension ActivityUpdate {
     }
 }
 
-extension ActivityUpdate: Codable {
-    public init(from decoder: any Decoder) throws {
-        try self.init(json: JSONValue(from: decoder))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try json.encode(to: encoder)
-    }
-}
+extension ActivityUpdate: JSONRepresentable {}

@@ -259,16 +259,8 @@ extension ContentAttributeSet: Codable {
     }
 }
 
-extension UserInfoValue: Codable {
-    /// The tagged JSON of SPEC §6 (`{"$date": …}`, …).
-    public init(from decoder: any Decoder) throws {
-        try self.init(json: JSONValue(from: decoder))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try json.encode(to: encoder)
-    }
-}
+/// The tagged JSON of SPEC §6 (`{"$date": …}`, …).
+extension UserInfoValue: JSONRepresentable {}
 
 extension IndexedItem: JSONRepresentable {
     static let viewMembers = ["hasDefaultExpiration", "position", "indexedAt", "firstPosition"]
