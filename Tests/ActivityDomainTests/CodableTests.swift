@@ -33,6 +33,25 @@ struct CodableTests {
                     == (try JSONValue(parsing: text)).sortedForComparison, sourceLocation: sourceLocation)
     }
 
+    @Test("the serializer escapes what JSON needs, writes other bytes as they are, and keeps keys that differ in bytes")
+    func serializerBytes() throws {
+        let controls = (0..<0x20).map { UInt8($0) }
+        let text = String(decoding: controls + Array(#""\/é☕"#.utf8), as: UTF8.self)
+        let escaped = controls.map { byte -> String in
+            switch byte {
+            case 0x0A: #"\n"#
+            case 0x0D: #"\r"#
+            case 0x09: #"\t"#
+            default: String(format: #"\u%04x"#, byte)
+            }
+        }.joined()
+        #expect(Array(JSONValue.string(text).serialized().utf8) == Array(("\"" + escaped + #"\"\\/é☕""#).utf8))
+        #expect(try JSONValue(parsing: JSONValue.string(text).serialized()) == .string(text))
+        // Two canonically equal names are two keys, in byte order; a repeated key keeps its last value.
+        let keys: JSONValue = .object([("jos\u{e9}", .integer(1)), ("jose\u{301}", .integer(2)), ("a", .integer(3)), ("a", .integer(4))])
+        #expect(Array(keys.serialized().utf8) == Array(#"{"a":4,"jose\#u{301}":2,"jos\#u{e9}":1}"#.utf8))
+    }
+
     @Test("UserActivity reads and writes the members of a createActivity operation")
     func activityIsTheOperation() throws {
         let operation = try OperationDecoder().decode(Self.createLine)

@@ -32,7 +32,12 @@ public enum ActivityJSON {
 
     /// `value` as JSON text in UTF-8.
     public static func data(_ value: some Encodable) throws -> Data {
-        Data(try string(value).utf8)
+        Data(try bytes(value))
+    }
+
+    /// `value` as JSON text in UTF-8 bytes (what a server writes out).
+    public static func bytes(_ value: some Encodable) throws -> [UInt8] {
+        try self.value(value).serializedBytes()
     }
 
     /// A `T` from a parsed document.

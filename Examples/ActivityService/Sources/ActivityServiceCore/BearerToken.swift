@@ -30,6 +30,11 @@ public enum BearerToken {
     /// expired). The signature is checked in constant time, before anything
     /// of the payload is believed.
     public static func verify(_ token: String, key: [UInt8], now: Date) throws -> String {
+        try verifyWithExpiry(token, key: key, now: now).user
+    }
+
+    /// ``verify(_:key:now:)``, with when the token expires.
+    public static func verifyWithExpiry(_ token: String, key: [UInt8], now: Date) throws -> (user: String, expires: Date) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = decodeBase64URL(parts[0]), let payload = decodeBase64URL(parts[1]),
               let signature = decodeBase64URL(parts[2]) else {
@@ -49,7 +54,7 @@ public enum BearerToken {
         }
         guard case .integer(let expires)? = claims["exp"] else { throw TokenError("the token has no expiry (exp)") }
         guard Double(expires) > now.timeIntervalSince1970 else { throw TokenError("the token expired") }
-        return user
+        return (user, Date(timeIntervalSince1970: Double(expires)))
     }
 
     static func base64URL(_ bytes: [UInt8]) -> String {

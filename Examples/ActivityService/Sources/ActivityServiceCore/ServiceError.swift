@@ -73,8 +73,7 @@ public struct ServiceError: Error, HTTPResponseError {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let data = Data(JSONValue.object([("error", body)]).serialized().utf8)
-        return JSONBody<JSONValue>.response(data, status: status)
+        JSONBody<JSONValue>.response(JSONValue.object([("error", body)]).serializedBytes(), status: status)
     }
 }
 

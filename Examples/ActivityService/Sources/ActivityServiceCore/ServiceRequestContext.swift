@@ -36,7 +36,7 @@ public struct ActivityJSONRequestDecoder: RequestDecoder {
 /// Writes responses with ``ActivityJSON``: compact, keys sorted by UTF-8 bytes.
 public struct ActivityJSONResponseEncoder: ResponseEncoder {
     public func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response {
-        JSONBody<JSONValue>.response(try ActivityJSON.data(value), status: .ok)
+        JSONBody<JSONValue>.response(try ActivityJSON.bytes(value), status: .ok)
     }
 }
 
@@ -51,7 +51,7 @@ public struct JSONBody<Value: Encodable>: ResponseGenerator {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        Self.response(try ActivityJSON.data(value), status: status)
+        Self.response(try ActivityJSON.bytes(value), status: status)
     }
 
     /// The response with `headers` added (a `Location`).
@@ -63,8 +63,8 @@ public struct JSONBody<Value: Encodable>: ResponseGenerator {
 }
 
 extension JSONBody {
-    static func response(_ data: Data, status: HTTPResponse.Status) -> Response {
+    static func response(_ bytes: [UInt8], status: HTTPResponse.Status) -> Response {
         Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
-                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }
