@@ -168,6 +168,15 @@ let package = Package(
         ),
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "LMDB"], swiftSettings: strict),
         .testTarget(
+            name: "LogShippingTests",
+            dependencies: [
+                "LogShipping", "ActivityDomain", "EventLog",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "ActivityDomainTests",
             dependencies: [
                 "ActivityDomain", "EventLog", "TextIndex", "LMDB",
