@@ -40,6 +40,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // For services that embed the library (Docs/Services.md): the store,
+        // shipper and follower are `Service`s; the engine reports metrics.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -62,6 +66,7 @@ let package = Package(
                 "LMDB",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: strict
         ),
@@ -78,6 +83,8 @@ let package = Package(
                 "LMDB",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             exclude: ["Schema"],
             swiftSettings: strict
@@ -90,6 +97,8 @@ let package = Package(
                 "EventLog",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -107,6 +116,7 @@ let package = Package(
             name: "eventlog",
             dependencies: [
                 "ActivityDomain",
+                "CICU",
                 "IndexingWorkload",
                 "EventLog",
                 "LogShipping",
@@ -161,8 +171,21 @@ let package = Package(
         ),
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "LMDB", "TestSupport"], swiftSettings: strict),
         .testTarget(
+            name: "LogShippingTests",
+            dependencies: [
+                "LogShipping", "ActivityDomain", "EventLog",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "ActivityDomainTests",
-            dependencies: ["ActivityDomain", "EventLog", "TextIndex", "LMDB", "TestSupport"],
+            dependencies: [
+                "ActivityDomain", "EventLog", "TextIndex", "LMDB", "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

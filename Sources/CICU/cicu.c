@@ -139,3 +139,8 @@ void cicu_version(char *out, int32_t capacity) {
     strncpy(out, s, (size_t)capacity - 1);
     out[capacity - 1] = 0;
 }
+
+int32_t cicu_is_wide(uint32_t scalar) {
+    int32_t width = u_getIntPropertyValue((UChar32)scalar, UCHAR_EAST_ASIAN_WIDTH);
+    return width == U_EA_WIDE || width == U_EA_FULLWIDTH;
+}

@@ -1,13 +1,18 @@
 /// An error of the event-log engine, carrying what a user needs to act on it:
 /// the operation, what was wrong, and where in the log when it applies.
 ///
+/// Match a code by name in `catch`, as with ``LMDB/LMDBError``:
+///
 /// ```swift
 /// do { try store.append(events, WriteOptions(expectedHead: 41)) }
-/// catch let error as EventLogError where error.code == .headMismatch { /* reload and retry */ }
+/// catch EventLogError.headMismatch { /* reload and retry */ }
 /// catch let error as EventLogError where error.code == .corrupt { print(error.position ?? 0, error.key ?? "") }
 /// ```
+///
+/// The codes' raw values are stable: a service may switch on them or send
+/// them to its clients (`Docs/Services.md`, "Errors").
 public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable {
-    public enum Code: String, Sendable {
+    public enum Code: String, Sendable, CaseIterable, Codable {
         /// An append stated a head position and another writer got there first.
         case headMismatch
         /// An event or option is not acceptable (e.g. an over-long type).
@@ -41,6 +46,11 @@ public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable
         /// within the time it was given; the message says how far behind
         /// the index is.
         case indexBehind
+        /// The store was closed (``EventStore/close()``): open it again to use it.
+        case storeClosed
+        /// A wait for a position (``EventStore/waitForPosition(_:timeout:)``)
+        /// ran out of time; the message says how far the store got.
+        case timedOut
     }
 
     public var code: Code
@@ -71,5 +81,29 @@ public struct EventLogError: Error, CustomStringConvertible, Sendable, Equatable
     public var description: String {
         if let position { return "\(operation): \(message) (position \(position))" }
         return "\(operation): \(message)"
+    }
+
+    /// Whether `error` is an ``EventLogError`` with this code, whatever its
+    /// operation and message: what lets `catch EventLogError.storeClosed` work.
+    public static func ~= (pattern: EventLogError, error: any Error) -> Bool {
+        (error as? EventLogError)?.code == pattern.code
+    }
+
+    // One pattern a code, for `catch`.
+    public static let headMismatch = EventLogError(pattern: .headMismatch)
+    public static let invalidArgument = EventLogError(pattern: .invalidArgument)
+    public static let storeMissing = EventLogError(pattern: .storeMissing)
+    public static let incompatibleFormat = EventLogError(pattern: .incompatibleFormat)
+    public static let corrupt = EventLogError(pattern: .corrupt)
+    public static let snapshot = EventLogError(pattern: .snapshot)
+    public static let diverged = EventLogError(pattern: .diverged)
+    public static let viewsStale = EventLogError(pattern: .viewsStale)
+    public static let storeBusy = EventLogError(pattern: .storeBusy)
+    public static let pipelineHalted = EventLogError(pattern: .pipelineHalted)
+    public static let storeClosed = EventLogError(pattern: .storeClosed)
+    public static let timedOut = EventLogError(pattern: .timedOut)
+
+    private init(pattern code: Code) {
+        self.init(code, operation: "", "")
     }
 }

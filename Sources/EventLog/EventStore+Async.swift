@@ -38,6 +38,8 @@ extension EventStore {
     public func write<R: Sendable>(_ options: WriteOptions = WriteOptions(),
                                    _ body: @escaping @Sendable (LogBatch) throws -> R) async throws -> WriteReceipt<R> {
         try checkWritable(options)
+        try writes.enter()
+        defer { writes.leave() }
         return try await groupCommit.write(WriteRequest(options, time: transactionTime(options), body))
     }
 

@@ -99,11 +99,12 @@ extension EventStore {
 
     /// The indexer of a store opened for writing, not yet started.
     static func makeIndexer(_ index: StoreIndex<Views.Index>?, log: Environment, databases: LogDatabases, commits: CommitSignal,
-                            options: StoreOptions) throws -> Indexer? {
+                            options: StoreOptions, metrics: StoreMetrics) throws -> Indexer? {
         guard let index, !options.readOnly, options.indexesInBackground else { return nil }
         return Indexer(log: IndexFeed.LogSource(environment: log, databases: databases, projections: index.views.all, commits: commits),
                        target: index.target, applied: try index.applied(),
-                       readAhead: options.indexReadAhead, limits: options.indexTransactionLimits, logger: options.logger)
+                       readAhead: options.indexReadAhead, limits: options.indexTransactionLimits, logger: options.logger,
+                       metrics: metrics)
     }
 
     /// What the indexer reads: this store's log.

@@ -153,8 +153,16 @@ extension EventStore {
         guard let policy = options.snapshotPolicy, let positions,
               (positions.lowerBound - 1) / policy.every != positions.upperBound / policy.every,
               snapshotInProgress.begin() else { return }
+        // Counted as a write, so that closing the store waits for it.
+        guard (try? writes.enter()) != nil else {
+            snapshotInProgress.end()
+            return
+        }
         Thread.detachNewThread { [self] in
-            defer { snapshotInProgress.end() }
+            defer {
+                snapshotInProgress.end()
+                writes.leave()
+            }
             do {
                 try createSnapshot()
                 for old in try snapshots().dropLast(policy.keep) { try deleteSnapshot(at: old.position) }

@@ -179,3 +179,35 @@ public struct LogBatchSubscription<Views: ProjectionSet>: AsyncSequence, Sendabl
         }
     }
 }
+
+extension EventStore {
+    /// Returns once the log holds `position` (the store's head is at or past
+    /// it): read-your-writes where the write went elsewhere, as to the
+    /// leader while this store is a follower, or another process. Throws
+    /// ``EventLogError/Code/timedOut`` after `timeout`, saying how far the
+    /// store got, and ``EventLogError/Code/storeClosed`` once closed.
+    ///
+    /// ```swift
+    /// let written = try await leader.user("alice").becomeCurrent("a1").positions!.upperBound
+    /// try await follower.waitForPosition(written, timeout: .seconds(2))   // reads on the follower now see it
+    /// ```
+    ///
+    /// Commits of this `EventStore` (a follower's appends among them) wake
+    /// it at once; those of another process are seen within `pollInterval`.
+    public func waitForPosition(_ position: Position, timeout: Duration, pollInterval: Duration = .milliseconds(100)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let seen = commitGeneration
+            let head = try head()
+            if head >= position { return }
+            let now = ContinuousClock.now
+            guard now < deadline else {
+                throw EventLogError(.timedOut, operation: "wait for position",
+                                    "the store's head is at \(head), \(position - head) short of \(position), after \(timeout)",
+                                    position: position)
+            }
+            try Task.checkCancellation()
+            await waitForCommit(after: seen, timeout: min(pollInterval, deadline - now))
+        }
+    }
+}

@@ -38,6 +38,10 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     let commits: CommitSignal
     /// Applies the index behind the log, in a store opened for writing.
     let indexer: Indexer?
+    /// The writes started and not finished, which ``close()`` waits for.
+    let writes = WritesInFlight()
+    /// What the store reports through swift-metrics (``StoreMetrics``).
+    public let metrics: StoreMetrics
     /// The LMDB transaction id of this store's last commit that appended
     /// (and so moved every checkpoint to the head); nil after any other
     /// outcome. See `commitsFollowOn(_:)`.
@@ -55,6 +59,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// ``StoreOptions/readOnly``); a read then reports views that lag the
     /// log (``viewStatus()``) instead of answering from them as current.
     public init(path: String, options: StoreOptions = StoreOptions()) throws {
+        var options = options
+        // Every line the store logs names it.
+        options.logger[metadataKey: "store"] = "\(path)"
         guard options.indexReadAhead >= 0 else {
             throw EventLogError(.invalidArgument, operation: "open",
                                 "indexReadAhead is \(options.indexReadAhead); it must be 0 (no read-ahead) or more bytes")
@@ -64,7 +71,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
                                 "indexDurability is noSync; allowed: durable or noMetaSync (a machine crash can damage an environment written without syncs, silently)")
         }
         if options.readOnly || !options.createIfMissing { try StoreDirectory.checkExists(path) }
-        environment = try StoreDirectory.open(path, options: options.environmentOptions)
+        metrics = StoreMetrics(path: path)
+        environment = try StoreDirectory.open(path, options: options.environmentOptions(metrics: metrics))
         self.options = options
         groupCommit = GroupCommit(maxGroup: options.maxGroupCommit)
         commits = CommitSignal()
@@ -84,7 +92,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             return (databases, try Views(openingIn: txn))
         }
         index = try Self.openIndex(views: views, log: environment, databases: databases, options: options)
-        indexer = try Self.makeIndexer(index, log: environment, databases: databases, commits: commits, options: options)
+        indexer = try Self.makeIndexer(index, log: environment, databases: databases, commits: commits, options: options, metrics: metrics)
         try catchUp()
         try dropIndexLeftInLog()
         try indexer?.start()
@@ -142,6 +150,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     @discardableResult
     public func write<R>(_ options: WriteOptions = WriteOptions(), _ body: (LogBatch) throws -> R) throws -> WriteReceipt<R> {
         try checkWritable(options)
+        try writes.enter()
+        defer { writes.leave() }
         return try withoutActuallyEscaping(body) { body in
             try groupCommit.write(WriteRequest(options, time: transactionTime(options), body))
         }
@@ -228,6 +238,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// A request of a ``WritePipeline`` whose predecessor failed does not
     /// run; it fails with ``EventLogError/Code/pipelineHalted``.
     func commit(_ group: [any QueuedWrite]) {
+        metrics.writesInFlight.record(writes.count)
+        let started = StoreMetrics.now()
+        var committedHead: Position = 0
         do {
             let wrote = try environment.write { txn -> Bool in
                 let before = try databases.head(in: txn)
@@ -260,9 +273,14 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
                 try databases.setRecordedHead(head, in: txn)
                 try databases.setCheckpoints(of: views.all, to: head.position, in: txn)
                 lastCommit.set(txn.id)
+                committedHead = head.position
                 return true
             }
             if !wrote { lastCommit.set(nil) }
+            if wrote {
+                metrics.recordCommit(writes: group.count { !$0.hasFailed }, nanoseconds: StoreMetrics.now() - started,
+                                     head: committedHead)
+            }
             for request in group where !request.hasFailed { request.committed(on: self) }
         } catch {
             lastCommit.set(nil)

@@ -30,6 +30,8 @@ final class Indexer: @unchecked Sendable {
     let readAhead: Int
     let limits: IndexTransactionLimits
     let logger: Logger
+    /// Where the index's lag is reported (``StoreMetrics/recordIndexLag(positions:seconds:)``).
+    let metrics: StoreMetrics?
 
     private let condition = NSCondition()
     private var applied: Position
@@ -38,23 +40,25 @@ final class Indexer: @unchecked Sendable {
     private var thread: JoinableThread?
     private var feed: IndexFeed?
     /// This store's writes the index has not applied yet (the last position
-    /// of each and its payload bytes), and their bytes: the backlog that
+    /// of each, its payload bytes and when it was appended, in
+    /// ``StoreMetrics/now()`` nanoseconds), and their bytes: the backlog that
     /// ``appended(through:bytes:limit:wait:)`` bounds. By position, so that
     /// what another process's indexer applies counts too.
-    private var backlog: [(position: Position, bytes: Int)] = []
+    private var backlog: [(position: Position, bytes: Int, at: UInt64)] = []
     private var backlogStart = 0
     private var backlogBytes = 0
     /// The last failure, and when the failures since the last commit began.
     private var failure: (failure: IndexFailure, since: Date)?
 
     init(log: IndexFeed.LogSource, target: IndexTarget, applied: Position, readAhead: Int,
-         limits: IndexTransactionLimits, logger: Logger) {
+         limits: IndexTransactionLimits, logger: Logger, metrics: StoreMetrics? = nil) {
         self.log = log
         self.target = target
         self.applied = applied
         self.readAhead = readAhead
         self.limits = limits
         self.logger = logger
+        self.metrics = metrics
     }
 
     func start() throws {
@@ -120,8 +124,19 @@ final class Indexer: @unchecked Sendable {
             backlog.removeFirst(backlogStart)
             backlogStart = 0
         }
+        // The lag after this commit: this store's writes still waiting, and
+        // how long the oldest of them has waited.
+        let waiting = backlogStart < backlog.count ? (last: backlog[backlog.count - 1].position, since: backlog[backlogStart].at) : nil
         condition.broadcast()
         condition.unlock()
+        if let metrics {
+            if let waiting {
+                metrics.recordIndexLag(positions: waiting.last - position,
+                                       seconds: Double(StoreMetrics.now() &- waiting.since) / 1e9)
+            } else {
+                metrics.recordIndexLag(positions: 0, seconds: 0)
+            }
+        }
     }
 
     /// A write of this store appended `bytes` of payload, through
@@ -135,7 +150,7 @@ final class Indexer: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         guard position > applied else { return }
-        backlog.append((position, bytes))
+        backlog.append((position, bytes, metrics == nil ? 0 : StoreMetrics.now()))
         backlogBytes += bytes
         guard let limit, backlogBytes - bytes > limit else { return }
         let deadline = Date(timeIntervalSinceNow: wait.secondsValue)

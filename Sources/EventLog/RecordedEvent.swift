@@ -43,6 +43,16 @@ public struct RecordedEvent: Sendable, Equatable {
     public var redactionRecord: RedactionRecord? = nil
 }
 
+extension RecordedEvent {
+    /// An event as it would be read back (not redacted): for decoding a
+    /// payload that came from elsewhere (a change feed's JSON, a test).
+    public init(position: Position, type: String, schemaVersion: UInt32, appendedAt: Date, payload: [UInt8]) {
+        let micros = appendedAt.microsecondsSince1970
+        self.init(position: position, type: type, schemaVersion: schemaVersion, appendedAt: Date(microsecondsSince1970: micros),
+                  appendedAtMicroseconds: micros, payload: payload, isRedacted: false)
+    }
+}
+
 /// An event to append: its type, schema version and encoded payload.
 ///
 /// ```swift

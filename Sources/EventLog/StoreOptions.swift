@@ -82,7 +82,12 @@ public struct StoreOptions: Sendable {
     public init() {}
 
     var environmentOptions: EnvironmentOptions {
+        environmentOptions(metrics: nil)
+    }
+
+    func environmentOptions(metrics: StoreMetrics?) -> EnvironmentOptions {
         var options = EnvironmentOptions()
+        if let metrics { options.commitObserver = { metrics.recordSync(nanoseconds: $0) } }
         options.durability = durability
         options.mapSize = initialMapSize
         options.maxReaders = maxReaders

@@ -103,6 +103,8 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
         defer { condition.unlock() }
         while inFlight >= depth && failure == nil { condition.wait() }
         if let failure { throw halted(by: failure) }
+        // Counted in until its ticket completes: closing the store waits for it.
+        try store.writes.enter()
         submitted += 1
         let ticket = PipelinedWrite<R>(sequence: submitted)
         let request = WriteRequest(options, time: store.transactionTime(options), after: last, sequence: submitted, body)
@@ -149,6 +151,7 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
         }
         onDurable?(outcome)
         ticket.complete(outcome)
+        store.writes.leave()
         condition.lock()
         inFlight -= 1
         condition.broadcast()

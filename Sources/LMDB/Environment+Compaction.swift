@@ -22,7 +22,7 @@ extension Environment {
     /// environment's. LMDB writes with `write(2)` from a thread of its own
     /// and does not sync: the caller syncs the file.
     public func copyCompacted(toDescriptor descriptor: Int32) throws {
-        gate.enterShared()
+        try gate.enterShared()
         defer { gate.leaveShared() }
         try check(mdb_env_copyfd2(pointer, descriptor, UInt32(MDB_CP_COMPACT)), "mdb_env_copyfd2(\(path), MDB_CP_COMPACT)")
     }
@@ -167,7 +167,7 @@ extension Environment {
         let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, original.st_mode & 0o7777)
         guard fd >= 0 else { throw LMDBError(code: errno, call: "open(\(target))") }
         var isOpen = true
-        defer { if isOpen { close(fd) } }
+        defer { if isOpen { Glibc.close(fd) } }
         // The owner and mode of the old file: a compaction run as root must
         // not leave a service's store to root. (Without the privilege, the
         // copy is this user's, as the old file was.)
@@ -190,7 +190,7 @@ extension Environment {
         progress?(CompactionProgress(step: .copied, bytesWritten: size, bytesExpected: expected))
         guard fsync(fd) == 0 else { throw LMDBError(code: errno, call: "fsync(\(target))") }
         isOpen = false
-        guard close(fd) == 0 else { throw LMDBError(code: errno, call: "close(\(target))") }
+        guard Glibc.close(fd) == 0 else { throw LMDBError(code: errno, call: "close(\(target))") }
         progress?(CompactionProgress(step: .synced, bytesWritten: size, bytesExpected: expected))
         return (size, zeroed)
     }

@@ -103,7 +103,7 @@ extension Environment {
         let pageSize = info().pageSize
         let reader = open(file, O_RDONLY | O_CLOEXEC)
         guard reader >= 0 else { throw LMDBError(code: errno, call: "open(\(file))") }
-        defer { close(reader) }
+        defer { Glibc.close(reader) }
         let chunkPages = max(1, (1 << 20) / pageSize)
         var buffer = [UInt8](repeating: 0, count: chunkPages * pageSize)
         var zeroed = 0

@@ -27,6 +27,11 @@ import Foundation
 /// - **Compaction** (``compact(path:options:beforeSwap:progress:)``) rewrites
 ///   the data file while no process has the environment open: every
 ///   environment holds its directory's shared lock (``DirectoryLock``).
+/// - **Closing** (``close(throwingAfterwards:)``) waits for the transactions
+///   of the process to end, closes the `MDB_env` and lets go of the path and
+///   the directory's lock, so the directory can be opened again or compacted
+///   in the same process; every later transaction throws instead of
+///   touching the closed handle.
 ///
 /// `@unchecked Sendable`: an `MDB_env` may be shared by threads; the only
 /// operation that needs every transaction closed (`mdb_env_set_mapsize`) runs
@@ -40,8 +45,11 @@ public final class Environment: @unchecked Sendable {
     private let writer = WriterThread()
     /// The directory's shared lock (``DirectoryLock``), held until the
     /// environment is closed; nil for a compaction's own opens and where the
-    /// directory cannot be locked.
-    private let directoryLock: DirectoryLock?
+    /// directory cannot be locked, and once closed. Changed only by
+    /// ``close(throwingAfterwards:)``, inside the gate's lock.
+    private var directoryLock: DirectoryLock?
+    /// What ``info()`` answers once the environment is closed.
+    private var infoAtClose: EnvironmentInfo?
     private let ownsClaim: Bool
     /// Writers of every process exclude each other through `data.mdb` too,
     /// and refuse a replaced `lock.mdb` (``WriterExclusion``).
@@ -125,7 +133,7 @@ public final class Environment: @unchecked Sendable {
                                     hasLockFile: !readsWithoutLock && extraFlags & UInt32(MDB_NOSUBDIR) == 0)
         // Before any other transaction: every page in use, once. (Thrown
         // from here, the environment is closed and released by `deinit`.)
-        gate.enterShared()
+        try gate.enterShared()
         defer { gate.leaveShared() }
         try PageCheck.walk(env, file: dataFile) { try beginReading() }
     }
@@ -163,9 +171,45 @@ public final class Environment: @unchecked Sendable {
     public let readsWithoutLock: Bool
 
     deinit {
-        mdb_env_close(pointer)
-        if ownsClaim { OpenEnvironments.shared.release(path) }
+        if gate.closed == nil {
+            mdb_env_close(pointer)
+            if ownsClaim { OpenEnvironments.shared.release(path) }
+        }
         // `directoryLock` is released after this, once the environment is closed.
+    }
+
+    /// Closes the environment (`mdb_env_close`) once every transaction of
+    /// this process has ended (it waits for them; none may be open on the
+    /// calling thread), then lets go of the path (it may be opened again in
+    /// this process) and of the directory's lock (it may be compacted).
+    /// Afterwards every transaction, and every call that needs the handle,
+    /// throws `error` (``EnvironmentClosedError`` when nil). Closing twice
+    /// does nothing. An environment that is never closed closes when its
+    /// last reference goes.
+    ///
+    /// ```swift
+    /// try env.close()
+    /// try env.read { _ in }   // throws EnvironmentClosedError
+    /// ```
+    public func close(throwingAfterwards error: (any Error)? = nil) {
+        let closedError = error ?? EnvironmentClosedError(path: path)
+        _ = gate.close(closedError) {
+            infoAtClose = rawInfo()
+            mdb_env_close(pointer)
+            if ownsClaim { OpenEnvironments.shared.release(path) }
+            directoryLock = nil   // its descriptor closes: the flock goes
+        }
+    }
+
+    /// True once ``close(throwingAfterwards:)`` ran.
+    public var isClosed: Bool { gate.closed != nil }
+
+    /// Runs `body`, which uses the handle outside a transaction, unless the
+    /// environment is closed (then it throws what closing named).
+    func whileOpen<R>(_ body: () throws -> R) throws -> R {
+        try gate.enterShared()
+        defer { gate.leaveShared() }
+        return try body()
     }
 
     // MARK: Transactions
@@ -193,7 +237,7 @@ public final class Environment: @unchecked Sendable {
 
     private func read<R>(adoptingResize: Bool, _ body: (ReadTransaction) throws -> R) throws -> R {
         try exclusion.checkLockFileForReading()
-        gate.enterShared()
+        try gate.enterShared()
         defer { gate.leaveShared() }
         let txn = try ReadTransaction(environment: self, begin: beginReading(adoptingResize: adoptingResize))
         defer { txn.abortIfOpen() }
@@ -230,7 +274,7 @@ public final class Environment: @unchecked Sendable {
     public func openDatabases<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         guard options.readOnly else { return try write(body) }
         try exclusion.checkLockFileForReading()
-        gate.enterShared()
+        try gate.enterShared()
         defer { gate.leaveShared() }
         let txn = WriteTransaction(environment: self, begin: try beginReading(), opensOnly: true)
         defer { txn.abortIfOpen() }
@@ -270,13 +314,19 @@ public final class Environment: @unchecked Sendable {
         defer { writer.leave() }
         try exclusion.acquire()
         defer { exclusion.release() }
-        gate.enterShared()
+        try gate.enterShared()
         defer { gate.leaveShared() }
         let txn = try WriteTransaction(environment: self, begin: beginAdoptingResize(parent: nil, flags: 0))
         writer.held()
         defer { txn.abortIfOpen() }
         let result = try body(txn)
-        try txn.commit()
+        if let observer = options.commitObserver {
+            let start = DispatchTime.now().uptimeNanoseconds
+            try txn.commit()
+            observer(DispatchTime.now().uptimeNanoseconds - start)
+        } else {
+            try txn.commit()
+        }
         return result
     }
 
@@ -294,10 +344,13 @@ public final class Environment: @unchecked Sendable {
                 return try beginTransaction(parent: parent, flags: flags)
             } catch LMDBError.mapResized {
                 gate.leaveShared()
-                defer { gate.enterShared() }
-                try gate.exclusively {
-                    try check(mdb_env_set_mapsize(pointer, 0), "mdb_env_set_mapsize")
+                let adopted = Result {
+                    try gate.exclusively { try check(mdb_env_set_mapsize(pointer, 0), "mdb_env_set_mapsize") }
                 }
+                // The caller leaves the gate once: enter again whatever happened.
+                gate.reenterShared()
+                if let closed = gate.closed { throw closed }
+                try adopted.get()
             }
         }
     }
@@ -309,9 +362,9 @@ public final class Environment: @unchecked Sendable {
     /// that alone would loop forever on a write larger than twice it.
     private func grow() throws {
         try gate.exclusively {
-            let ours = info().mapSize
+            let ours = rawInfo().mapSize
             try check(mdb_env_set_mapsize(pointer, 0), "mdb_env_set_mapsize")
-            let committed = info().mapSize
+            let committed = rawInfo().mapSize
             try check(mdb_env_set_mapsize(pointer, max(ours, committed) * 2), "mdb_env_set_mapsize")
         }
     }
@@ -320,6 +373,11 @@ public final class Environment: @unchecked Sendable {
 
     /// The map's size and use, from `mdb_env_info` and `mdb_env_stat`.
     public func info() -> EnvironmentInfo {
+        (try? whileOpen { rawInfo() }) ?? infoAtClose ?? EnvironmentInfo(mapSize: 0, pageSize: 0, lastPage: 0, lastTransaction: 0,
+                                                                          maxReaders: 0, readersUsed: 0)
+    }
+
+    private func rawInfo() -> EnvironmentInfo {
         var info = MDB_envinfo()
         mdb_env_info(pointer, &info)
         var stat = MDB_stat()
@@ -338,18 +396,22 @@ public final class Environment: @unchecked Sendable {
     /// returns how many it cleared.
     @discardableResult
     public func clearStaleReaders() throws -> Int {
-        var dead: Int32 = 0
-        try check(mdb_reader_check(pointer, &dead), "mdb_reader_check")
-        return Int(dead)
+        try whileOpen {
+            var dead: Int32 = 0
+            try check(mdb_reader_check(pointer, &dead), "mdb_reader_check")
+            return Int(dead)
+        }
     }
 
     /// Flushes to disk (`mdb_env_sync` with force): what ``Durability/noSync``
     /// left unwritten is durable after it returns.
     public func sync() throws {
-        do {
-            try check(mdb_env_sync(pointer, 1), "mdb_env_sync")
-        } catch {
-            throw DiskFullError.classify(error, at: path)
+        try whileOpen {
+            do {
+                try check(mdb_env_sync(pointer, 1), "mdb_env_sync")
+            } catch {
+                throw DiskFullError.classify(error, at: path)
+            }
         }
     }
 
@@ -357,7 +419,7 @@ public final class Environment: @unchecked Sendable {
     /// (`mdb_env_copy2` with `MDB_CP_COMPACT`), without stopping writers.
     public func copy(to path: String) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        try check(mdb_env_copy2(pointer, path, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2(\(path))")
+        try whileOpen { try check(mdb_env_copy2(pointer, path, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2(\(path))") }
     }
 }
 
@@ -423,6 +485,19 @@ final class OpenEnvironments: @unchecked Sendable {
         lock.lock()
         paths.remove(Name(path))
         lock.unlock()
+    }
+}
+
+/// A transaction (or a call that needs the handle) on an environment that
+/// was closed (``Environment/close(throwingAfterwards:)``).
+public struct EnvironmentClosedError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// The environment's directory.
+    public var path: String
+
+    public init(path: String) { self.path = path }
+
+    public var description: String {
+        "the LMDB environment at \(path) is closed; open it again to use it"
     }
 }
 

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import Logging
+import Metrics
 import PostgresNIO
 
 /// How a follower works.
@@ -38,6 +39,8 @@ public final class LogFollower<Views: ProjectionSet>: Sendable {
     public let location: PostgresLocation
     public let stream: String
     public let options: FollowOptions
+    /// `eventlog_followed_position` (swift-metrics): the last position appended.
+    let positionGauge: Gauge
 
     public init(store: EventStore<Views>, from location: PostgresLocation, stream: String, options: FollowOptions = FollowOptions()) throws {
         try StreamTables.validate(stream: stream, operation: "follow")
@@ -48,6 +51,7 @@ public final class LogFollower<Views: ProjectionSet>: Sendable {
         self.location = location
         self.stream = stream
         self.options = options
+        positionGauge = Gauge(label: "eventlog_followed_position", dimensions: [("store", store.metrics.store), ("stream", stream)])
     }
 
     /// Appends the stream's records until caught up (`once`; with `through`,
@@ -173,6 +177,7 @@ public final class LogFollower<Views: ProjectionSet>: Sendable {
             }
             let last = records[records.count - 1]
             local = (last.position, last.link)
+            positionGauge.record(Int64(clamping: local.position))
             totals.records += UInt64(records.count)
             totals.bytes += UInt64(records.reduce(0) { $0 + $1.bytes.count })
             // With `once`, the run ends at the stream's head as it started.

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import Logging
+import Metrics
 import PostgresNIO
 
 /// How a shipper works.
@@ -57,6 +58,8 @@ public final class LogShipper<Views: ProjectionSet>: Sendable {
     public let location: PostgresLocation
     public let stream: String
     public let options: ShipOptions
+    /// `eventlog_shipped_position` (swift-metrics): the last position in PostgreSQL.
+    let positionGauge: Gauge
 
     public init(store: EventStore<Views>, to location: PostgresLocation, stream: String, options: ShipOptions = ShipOptions()) throws {
         try StreamTables.validate(stream: stream, operation: "ship")
@@ -67,6 +70,7 @@ public final class LogShipper<Views: ProjectionSet>: Sendable {
         self.location = location
         self.stream = stream
         self.options = options
+        positionGauge = Gauge(label: "eventlog_shipped_position", dimensions: [("store", store.metrics.store), ("stream", stream)])
     }
 
     /// Ships until caught up with the log (`once`), or keeps following it
@@ -149,6 +153,7 @@ public final class LogShipper<Views: ProjectionSet>: Sendable {
             guard try await ship(shipment, epoch: epoch, after: shipped, link: link, tables: tables) else { return nil }
             shipped = last.position
             link = last.link
+            positionGauge.record(Int64(clamping: shipped))
             totals.records += UInt64(shipment.count)
             totals.bytes += UInt64(shipment.bytes)
             progress?(report())

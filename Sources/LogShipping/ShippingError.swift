@@ -6,10 +6,11 @@ import EventLog
 ///
 /// ```swift
 /// do { try await shipper.run() }
-/// catch let error as ShippingError where error.code == .fenced { stop: another leader took over }
+/// catch ShippingError.fenced { stop: another leader took over }
+/// catch let error as ShippingError where error.isTransient { retry later }
 /// ```
 public struct ShippingError: Error, CustomStringConvertible, Sendable, Equatable {
-    public enum Code: String, Sendable {
+    public enum Code: String, Sendable, CaseIterable, Codable {
         /// A URL, stream name or position is not acceptable.
         case invalidArgument
         /// PostgreSQL cannot be reached or failed; retrying may succeed.
@@ -46,4 +47,22 @@ public struct ShippingError: Error, CustomStringConvertible, Sendable, Equatable
 
     /// Whether trying again later may succeed (PostgreSQL down or restarting).
     public var isTransient: Bool { code == .unavailable }
+
+    /// Whether `error` is a ``ShippingError`` with this code: what lets
+    /// `catch ShippingError.fenced` work.
+    public static func ~= (pattern: ShippingError, error: any Error) -> Bool {
+        (error as? ShippingError)?.code == pattern.code
+    }
+
+    private init(pattern code: Code) {
+        self.init(code, operation: "", "")
+    }
+
+    // One pattern a code, for `catch`.
+    public static let invalidArgument = ShippingError(pattern: .invalidArgument)
+    public static let unavailable = ShippingError(pattern: .unavailable)
+    public static let diverged = ShippingError(pattern: .diverged)
+    public static let fenced = ShippingError(pattern: .fenced)
+    public static let missing = ShippingError(pattern: .missing)
+    public static let refused = ShippingError(pattern: .refused)
 }

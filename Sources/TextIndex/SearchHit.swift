@@ -6,7 +6,7 @@
 ///     print(hit.kind, hit.identifier, hit.score)
 /// }
 /// ```
-public struct SearchHit: Sendable, Equatable, Hashable {
+public struct SearchHit: Sendable, Equatable, Hashable, Codable {
     public var kind: String
     public var identifier: String
     /// BM25F score for a search (higher is better); 0 for a query.

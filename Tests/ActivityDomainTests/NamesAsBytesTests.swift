@@ -33,8 +33,8 @@ struct NamesAsBytesTests {
             "state " + (try space.fetchLastClientState(index: "indexer").map { $0.base64EncodedString() } ?? "-"),
             "handoff " + (try space.handoffCandidates(device: "laptop", now: now).map(\.activity.activity).joined(separator: "|")),
             "suggestions " + (try space.suggestions(now: now).map(\.key).joined(separator: "|")),
-            "search " + (try space.search("secret", now: now).map(\.identifier).joined(separator: "|")),
-            "query " + (try space.query(#"title == "secret*""#, now: now).map(\.identifier).joined(separator: "|")),
+            "search " + (try space.search("secret", now: now, after: try space.head()).map(\.identifier).joined(separator: "|")),
+            "query " + (try space.query(#"title == "secret*""#, now: now, after: try space.head()).map(\.identifier).joined(separator: "|")),
             "resolve " + "\(try space.resolve("key"))",
         ]
     }

@@ -53,7 +53,7 @@ struct DamagedFileTests {
 
     @Test("a data.mdb cut short is a clear error at open, naming the file and both sizes; verify too")
     func cutShort() throws {
-        let (dir, store) = try Self.store(items: 250)
+        let (dir, store) = try Self.store(items: 400)
         defer { dir.remove() }
         let size = try FileManager.default.attributesOfItem(atPath: store + "/data.mdb")[.size] as! Int
         #expect(size > 65 * Self.pageSize, "the store needs more than 65 pages: \(size) bytes")

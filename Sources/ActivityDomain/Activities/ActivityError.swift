@@ -1,14 +1,23 @@
 /// A rejected activity command (SPEC §8): which operation, which field or
 /// value was wrong, and what is allowed. Nothing of the command was written.
 ///
+/// Match a code by name in `catch`, as with ``LMDB/LMDBError``:
+///
 /// ```swift
 /// do { try store.becomeCurrent("a1") }
+/// catch ActivityError.noSuchActivity { /* 404 */ }
 /// catch let error as ActivityError where error.code == .activityInvalidated {
 ///     print(error)   // becomeCurrent: activity "a1" is invalidated; allowed: …
 /// }
 /// ```
+///
+/// The codes' raw values (`"unknownActivity"`) are stable: a service
+/// switches on them and may send them to its clients. `Docs/Services.md`
+/// ("Errors") maps each to an HTTP status: 404 for `unknownActivity`, 409
+/// for `activityAlreadyExists`, `activityInvalidated` and
+/// `mismatchedClientState`, 410 for `userForgotten`, 400 for the others.
 public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: String, Sendable, CaseIterable {
+    public enum Code: String, Sendable, CaseIterable, Codable {
         /// The activity type was never declared (`declareActivityTypes`).
         case undeclaredActivityType
         /// The activity type is not reverse-DNS (`com.example.app.viewOrder`).
@@ -49,6 +58,10 @@ public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible
         /// A text or data value longer than ``ActivityRules/maxFieldBytes``,
         /// or a userInfo value nested deeper than ``UserInfoValue/maxDepth``.
         case fieldTooLarge
+        /// The user was forgotten (`forgetUser`) while their change feed
+        /// ran: the feed ends here (the error's value is the position of the
+        /// forget; a feed from after it sees what came later).
+        case userForgotten
     }
 
     public var code: Code
@@ -102,8 +115,42 @@ public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidIndexBatch: "index batch markers do not pair up"
         case .invalidUser: "the user space is invalid"
         case .fieldTooLarge: "the value is too large"
+        case .userForgotten: "the user was forgotten"
         }
     }
+
+    /// Whether `error` is an ``ActivityError`` with this code, whatever its
+    /// operation and field: what lets `catch ActivityError.unknownActivity` work.
+    public static func ~= (pattern: ActivityError, error: any Error) -> Bool {
+        (error as? ActivityError)?.code == pattern.code
+    }
+
+    private init(pattern code: Code) {
+        self.init(code, operation: "")
+    }
+
+    // One pattern a code, for `catch`.
+    public static let undeclaredActivityType = ActivityError(pattern: .undeclaredActivityType)
+    public static let malformedActivityType = ActivityError(pattern: .malformedActivityType)
+    public static let unknownActivity = ActivityError(pattern: .unknownActivity)
+    /// ``unknownActivity`` under the name of its message ("no such activity").
+    public static let noSuchActivity = ActivityError(pattern: .unknownActivity)
+    public static let activityAlreadyExists = ActivityError(pattern: .activityAlreadyExists)
+    public static let activityInvalidated = ActivityError(pattern: .activityInvalidated)
+    public static let invalidWebpageURL = ActivityError(pattern: .invalidWebpageURL)
+    public static let publicIndexingRequiresWebpageURLOrRequiredKeys = ActivityError(pattern: .publicIndexingRequiresWebpageURLOrRequiredKeys)
+    public static let missingRequiredUserInfoKeys = ActivityError(pattern: .missingRequiredUserInfoKeys)
+    public static let identifierTooLong = ActivityError(pattern: .identifierTooLong)
+    public static let identifierEmpty = ActivityError(pattern: .identifierEmpty)
+    public static let invalidValue = ActivityError(pattern: .invalidValue)
+    public static let unknownAttribute = ActivityError(pattern: .unknownAttribute)
+    public static let malformedOperation = ActivityError(pattern: .malformedOperation)
+    public static let malformedDomainIdentifier = ActivityError(pattern: .malformedDomainIdentifier)
+    public static let clientStateTooLong = ActivityError(pattern: .clientStateTooLong)
+    public static let mismatchedClientState = ActivityError(pattern: .mismatchedClientState)
+    public static let invalidIndexBatch = ActivityError(pattern: .invalidIndexBatch)
+    public static let invalidUser = ActivityError(pattern: .invalidUser)
+    public static let userForgotten = ActivityError(pattern: .userForgotten)
 
     private func quoted(_ value: String) -> String {
         let shown = value.count > 80 ? String(value.prefix(80)) + "…" : value

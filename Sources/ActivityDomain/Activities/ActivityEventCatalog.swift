@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import TextIndex
 import SwiftProtobuf
 
 /// The event types the activity domain appends, their schema version, and
@@ -46,6 +47,27 @@ public enum ActivityEventCatalog {
     public static func json(of event: RecordedEvent) throws -> String? {
         guard let decoded = try ActivityEvent(event) else { return try SpotlightEventCatalog.json(of: event) }
         return try decoded.message.jsonString()
+    }
+
+    /// The event as `eventlog log --json` prints it, one object a line:
+    /// `{"position","type","version","at","event"}`, `event` being the
+    /// payload as Protocol Buffers' canonical JSON (``json(of:)``), left out
+    /// with `"redacted": true` for a redacted payload, and left out for a
+    /// type no catalog of this build knows. A change feed's ``UserChange``
+    /// has the same shape.
+    public static func logJSON(of event: RecordedEvent) throws -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("position", .integer(Int64(event.position))),
+            ("type", .string(event.type)),
+            ("version", .integer(Int64(event.schemaVersion))),
+            ("at", .string(ISO8601Time.string(from: event.appendedAt))),
+        ]
+        if event.isRedacted {
+            members.append(("redacted", .bool(true)))
+        } else if let text = try json(of: event) {
+            members.append(("event", try JSONValue(parsing: text)))
+        }
+        return .object(members)
     }
 
     /// The user space `event` belongs to: `""` for the default space (and

@@ -68,10 +68,10 @@ public struct OperationDecoder: Sendable {
             }
             command = .declareActivityTypes(try reader.required("types", reader.strings))
         case "createActivity":
-            command = .createActivity(try createdActivity(&reader))
+            command = .createActivity(try UserActivity.read(&reader))
         case "updateActivity":
             let id = try reader.required("activity", reader.string)
-            command = .updateActivity(id, try update(&reader))
+            command = .updateActivity(id, try ActivityUpdate.read(&reader))
         case "addUserInfoEntries":
             let id = try reader.required("activity", reader.string)
             command = .addUserInfoEntries(id, try reader.required("entries", reader.userInfo))
@@ -116,56 +116,6 @@ public struct OperationDecoder: Sendable {
         return ActivityCommand.Timed(command, user: user, at: at)
     }
 
-    // MARK: Activities
-
-    private func createdActivity(_ reader: inout MemberReader) throws -> UserActivity {
-        var activity = UserActivity(
-            activity: try reader.required("activity", reader.string),
-            activityType: try reader.required("activityType", reader.string),
-            device: try reader.required("device", reader.string))
-        activity.title = try reader.optional("title", reader.string)
-        activity.userInfo = try reader.optional("userInfo", reader.userInfo) ?? [:]
-        activity.requiredUserInfoKeys = try reader.optional("requiredUserInfoKeys", reader.strings).map { Set($0.map { Name($0) }) }
-        activity.keywords = Set(try reader.optional("keywords", reader.strings) ?? [])
-        activity.persistentIdentifier = try reader.optional("persistentIdentifier", reader.string)
-        activity.targetContentIdentifier = try reader.optional("targetContentIdentifier", reader.string)
-        activity.webpageURL = try reader.optional("webpageURL", reader.url)
-        activity.referrerURL = try reader.optional("referrerURL", reader.url)
-        activity.expirationDate = try reader.optional("expirationDate", reader.date)
-        activity.eligibleForHandoff = try reader.optional("eligibleForHandoff", reader.bool) ?? true
-        activity.eligibleForSearch = try reader.optional("eligibleForSearch", reader.bool) ?? false
-        activity.eligibleForPrediction = try reader.optional("eligibleForPrediction", reader.bool) ?? false
-        activity.eligibleForPublicIndexing = try reader.optional("eligibleForPublicIndexing", reader.bool) ?? false
-        activity.contentAttributeSet = try reader.optional("contentAttributeSet", reader.attributes)
-        activity.appEntityIdentifier = try reader.optional("appEntityIdentifier", reader.string)
-        return activity
-    }
-
-    /// An update: a member left out keeps the property; `null` clears an
-    /// optional property (`.some(nil)`), and is an error for the others.
-    private func update(_ reader: inout MemberReader) throws -> ActivityUpdate {
-        for fixed in ["activityType", "device"] where reader.has(fixed) {
-            throw ActivityError(.malformedOperation, operation: "updateActivity", field: fixed, value: reader.shown(fixed),
-                                allowed: "activityType and device are fixed when the activity is created")
-        }
-        var update = ActivityUpdate()
-        update.title = try reader.clearable("title", reader.string)
-        update.userInfo = try reader.optional("userInfo", reader.userInfo)
-        update.requiredUserInfoKeys = try reader.clearable("requiredUserInfoKeys", reader.strings).map { $0.map { Set($0.map { Name($0) }) } }
-        update.keywords = try reader.optional("keywords", reader.strings).map(Set.init)
-        update.persistentIdentifier = try reader.clearable("persistentIdentifier", reader.string)
-        update.targetContentIdentifier = try reader.clearable("targetContentIdentifier", reader.string)
-        update.webpageURL = try reader.clearable("webpageURL", reader.url)
-        update.referrerURL = try reader.clearable("referrerURL", reader.url)
-        update.expirationDate = try reader.clearable("expirationDate", reader.date)
-        update.eligibleForHandoff = try reader.optional("eligibleForHandoff", reader.bool)
-        update.eligibleForSearch = try reader.optional("eligibleForSearch", reader.bool)
-        update.eligibleForPrediction = try reader.optional("eligibleForPrediction", reader.bool)
-        update.eligibleForPublicIndexing = try reader.optional("eligibleForPublicIndexing", reader.bool)
-        update.contentAttributeSet = try reader.clearable("contentAttributeSet", reader.attributes)
-        update.appEntityIdentifier = try reader.clearable("appEntityIdentifier", reader.string)
-        return update
-    }
 }
 
 /// Reads the members of one operation object and remembers which were

@@ -18,6 +18,16 @@ public struct ActivityRecord: Sendable, Hashable {
     /// The last time it became current, if ever.
     public var becameCurrentAt: Date?
 
+    public init(activity: UserActivity, state: ActivityState, createdPosition: Position, createdAt: Date, lastPosition: Position,
+                becameCurrentAt: Date?) {
+        self.activity = activity
+        self.state = state
+        self.createdPosition = createdPosition
+        self.createdAt = createdAt
+        self.lastPosition = lastPosition
+        self.becameCurrentAt = becameCurrentAt
+    }
+
     init(proto m: Activitylog_V1_ActivityRecord) throws {
         activity = try UserActivity(proto: m.activity)
         state = ActivityState(proto: m.state)

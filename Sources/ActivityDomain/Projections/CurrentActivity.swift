@@ -15,4 +15,11 @@ public struct CurrentActivity: Sendable, Hashable {
     public var becameCurrentAt: Date
     /// The position of that event.
     public var position: Position
+
+    public init(device: String, activity: UserActivity, becameCurrentAt: Date, position: Position) {
+        self.device = device
+        self.activity = activity
+        self.becameCurrentAt = becameCurrentAt
+        self.position = position
+    }
 }

@@ -16,6 +16,13 @@ public struct SavedActivity: Sendable, Hashable {
     /// The position of the `activity.saved` event.
     public var position: Position
 
+    public init(key: String, activity: UserActivity, savedAt: Date, position: Position) {
+        self.key = key
+        self.activity = activity
+        self.savedAt = savedAt
+        self.position = position
+    }
+
     init(proto m: Activitylog_V1_SavedRecord) throws {
         key = m.key
         activity = try UserActivity(proto: m.copy)

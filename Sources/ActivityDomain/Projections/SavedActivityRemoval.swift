@@ -16,6 +16,14 @@ public struct SavedActivityRemoval: Sendable, Hashable {
     public var operation: String
     public var removedAt: Date
 
+    public init(identifier: String, key: String, position: Position, operation: String, removedAt: Date) {
+        self.identifier = identifier
+        self.key = key
+        self.position = position
+        self.operation = operation
+        self.removedAt = removedAt
+    }
+
     init(proto m: Activitylog_V1_RemovalRecord) {
         identifier = m.identifier
         key = m.key

@@ -22,6 +22,33 @@ enum EventSpace {
         return try event.payload.withUnsafeBytes { try scanUser($0, type: event.type, position: event.position) }
     }
 
+    /// Whether `event` belongs to the space named by these UTF-8 bytes,
+    /// compared as bytes (two canonically equal names are two users);
+    /// false for a store-wide, redacted or foreign event.
+    static func belongs(_ event: RecordedEvent, toUser user: [UInt8]) throws -> Bool {
+        guard event.type != ActivityEventCatalog.activityTypesDeclared,
+              ActivityEventCatalog.types.contains(event.type) || SpotlightEventCatalog.types.contains(event.type),
+              !event.isRedacted else { return false }
+        if event.schemaVersion == 1 { return user.isEmpty }
+        return try event.payload.withUnsafeBytes { try scanUserBytes($0, type: event.type, position: event.position) { $0.elementsEqual(user) } }
+    }
+
+    /// Calls `body` with the bytes of the last field 15 of a protobuf
+    /// message (empty when there is none) and returns what it says.
+    static func scanUserBytes<R>(_ bytes: UnsafeRawBufferPointer, type: String, position: Position,
+                                 _ body: (UnsafeRawBufferPointer) -> R) throws -> R {
+        var reader = WireReader(bytes: bytes, from: 0, to: bytes.count)
+        var user = UnsafeRawBufferPointer(rebasing: bytes[0..<0])
+        do {
+            while let field = try reader.next() {
+                if field.number == userField && field.isLengthDelimited { user = UnsafeRawBufferPointer(rebasing: bytes[field.value]) }
+            }
+        } catch let error as WireReader.Malformed {
+            throw PayloadError("\(type) at position \(position): the payload is not a valid protobuf message (at byte \(error.offset))")
+        }
+        return body(user)
+    }
+
     /// Walks the top-level fields of a protobuf message and returns the last
     /// field 15 (proto3: the last one wins), or "" when there is none.
     static func scanUser(_ bytes: UnsafeRawBufferPointer, type: String, position: Position) throws -> String {

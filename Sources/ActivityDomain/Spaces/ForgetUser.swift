@@ -34,6 +34,19 @@ enum ForgetUser {
         return try user(context: record.context, at: event.position)
     }
 
+    /// Whether `event` is a redaction record forgetting the user named by
+    /// these UTF-8 bytes (compared as bytes).
+    static func forgets(_ event: RecordedEvent, user: [UInt8]) throws -> Bool {
+        guard event.type == RedactionRecord.type, !event.isRedacted, !user.isEmpty else { return false }
+        let record: RedactionRecord
+        do { record = try RedactionRecord(payload: event.payload) } catch {
+            throw PayloadError("\(RedactionRecord.type) at position \(event.position): \(error)")
+        }
+        return try record.context.withUnsafeBytes {
+            try EventSpace.scanUserBytes($0, type: RedactionRecord.type, position: event.position) { $0.elementsEqual(user) }
+        }
+    }
+
     /// The user a redaction record's context names; nil for none.
     static func user(context: [UInt8], at position: Position) throws -> String? {
         let user = try context.withUnsafeBytes {

@@ -23,6 +23,14 @@ public struct IndexedItem: Sendable, Hashable {
 
     public var uniqueIdentifier: String { item.uniqueIdentifier }
 
+    public init(item: SearchableItem, hasDefaultExpiration: Bool, position: Position, indexedAt: Date, firstPosition: Position) {
+        self.item = item
+        self.hasDefaultExpiration = hasDefaultExpiration
+        self.position = position
+        self.indexedAt = indexedAt
+        self.firstPosition = firstPosition
+    }
+
     init(proto m: Activitylog_V1_SearchableItemRecord) {
         item = SearchableItem(proto: m.item)
         hasDefaultExpiration = m.item.defaultExpiration

@@ -18,7 +18,7 @@ import TextIndex
 /// try await alice.createActivity(activity)
 /// try await alice.becomeCurrent("a1")
 /// let hits = try await alice.search("coffee", now: Date())
-/// let n = try await alice.reading { try $0.savedActivities().count }   // any read, off the cooperative threads
+/// let n = try await alice.reading { try $0.savedActivities().count }   // reads in one transaction, off the cooperative threads
 /// ```
 extension UserScoped {
     // MARK: Commands
@@ -100,9 +100,17 @@ extension UserScoped {
 
     // MARK: Reads
 
-    /// Any read of this space (or store), run off the cooperative threads.
-    public func reading<R: Sendable>(_ body: @escaping @Sendable (Self) throws -> R) async throws -> R {
-        try await BlockingWork.run { try body(self) }
+    /// Several reads of this space in one read transaction
+    /// (``reading(_:)-(((SpaceReader)throws->R))``), off the cooperative threads.
+    ///
+    /// ```swift
+    /// let page = try await alice.reading { space in
+    ///     (try space.currentActivities(), try space.searchDocuments("latte", now: now), space.position)
+    /// }
+    /// ```
+    public func reading<R: Sendable>(after position: Position? = nil, timeout: Duration = .seconds(10),
+                                     _ body: @escaping @Sendable (SpaceReader) throws -> R) async throws -> R {
+        try await BlockingWork.run { try self.reading(after: position, timeout: timeout, body) }
     }
 
     public func activity(_ id: String) async throws -> ActivityRecord? {
@@ -145,6 +153,20 @@ extension UserScoped {
     public func query(_ expression: String, now: Date, after position: Position? = nil,
                       timeout: Duration = .seconds(10)) async throws -> [SearchHit] {
         try await BlockingWork.run { try self.query(expression, now: now, after: position, timeout: timeout) }
+    }
+
+    public func searchDocuments(_ text: String, now: Date, limit: Int = 20, after position: Position? = nil,
+                                timeout: Duration = .seconds(10)) async throws -> [SearchResult] {
+        try await BlockingWork.run { try self.searchDocuments(text, now: now, limit: limit, after: position, timeout: timeout) }
+    }
+
+    public func queryDocuments(_ expression: String, now: Date, after position: Position? = nil,
+                               timeout: Duration = .seconds(10)) async throws -> [SearchResult] {
+        try await BlockingWork.run { try self.queryDocuments(expression, now: now, after: position, timeout: timeout) }
+    }
+
+    public func items(withIdentifiers identifiers: [String]) async throws -> [IndexedItem] {
+        try await BlockingWork.run { try self.items(withIdentifiers: identifiers) }
     }
 }
 

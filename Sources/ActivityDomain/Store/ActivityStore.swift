@@ -33,10 +33,16 @@ import LMDB
 /// short, and no transaction outlives the call, so none is ever held across
 /// an `await`. Writes from many threads share commits (group commit).
 /// Queries read one consistent snapshot each.
+///
+/// ``close()`` ends it (commands in flight finish; every later call throws
+/// `EventLogError.storeClosed`); in a service it is a swift-service-lifecycle
+/// `Service` that closes on graceful shutdown (`Docs/Services.md`).
 public final class ActivityStore: UserScoped {
     /// The engine underneath, for reading the log (`events(from:)`, `verify()`).
     public let eventStore: EventStore<ActivityViews>
     public let options: ActivityStoreOptions
+    /// Search latency (``ActivityMetrics``); the engine's metrics are `eventStore.metrics`.
+    let metrics: ActivityMetrics
 
     /// The projections, for reads inside ``read(_:)``.
     public var views: ActivityViews { eventStore.views }
@@ -62,6 +68,7 @@ public final class ActivityStore: UserScoped {
     public init(path: String, options: ActivityStoreOptions = ActivityStoreOptions()) throws {
         eventStore = try EventStore<ActivityViews>(path: path, options: options.store)
         self.options = options
+        metrics = ActivityMetrics(path: path)
     }
 
     /// The handle of `user`'s space: the same commands and reads, acting on

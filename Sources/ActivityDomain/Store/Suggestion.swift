@@ -30,6 +30,12 @@ public struct Suggestion: Sendable, Hashable {
     /// Half-life of a use's weight.
     public static let halfLife: TimeInterval = 7 * 24 * 3600
 
+    public init(key: String, activity: UserActivity, score: Double) {
+        self.key = key
+        self.activity = activity
+        self.score = score
+    }
+
     init(record: Activitylog_V1_SavedRecord, nowMicros: Int64) throws {
         key = record.key
         activity = try UserActivity(proto: record.copy)

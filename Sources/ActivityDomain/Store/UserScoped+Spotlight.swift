@@ -73,34 +73,37 @@ extension UserScoped {
         return Array(results.dropFirst().dropLast())
     }
 
-    // MARK: Queries
+    // MARK: Queries (each in a read transaction of its own; ``reading(_:)`` shares one)
 
     /// The client state the last committed batch of `index` stored, or nil.
     public func fetchLastClientState(index: String) throws -> Data? {
-        try ActivityRules.checkIdentifier(index, field: "index", operation: "fetchLastClientState")
-        return try readSpace(nil) { space, txn in try store.views.items.clientState(ofIndex: index, space: space, in: txn) }
+        try readingLog { try $0.fetchLastClientState(index: index) }
     }
 
     /// Every stored client state, by index name.
     public func clientStates() throws -> [IndexClientState] {
-        try readSpace([]) { space, txn in try store.views.items.allClientStates(space: space, in: txn) }
+        try readingLog { try $0.clientStates() }
     }
 
     /// The item with this identifier, or nil.
     public func item(_ uniqueIdentifier: String) throws -> IndexedItem? {
-        try ActivityRules.checkIdentifier(uniqueIdentifier, field: "uniqueIdentifier", operation: "item")
-        return try readSpace(nil) { space, txn in try store.views.items.item(uniqueIdentifier, space: space, in: txn) }
+        try readingLog { try $0.item(uniqueIdentifier) }
+    }
+
+    /// The items with these identifiers that exist, in the order asked,
+    /// from one read transaction; unknown identifiers are left out.
+    public func items(withIdentifiers identifiers: [String]) throws -> [IndexedItem] {
+        try readingLog { try $0.items(withIdentifiers: identifiers) }
     }
 
     /// Every item, by identifier (expired ones too, until purged).
     public func items() throws -> [IndexedItem] {
-        try readSpace([]) { space, txn in try store.views.items.all(space: space, in: txn) }
+        try readingLog { try $0.items() }
     }
 
     /// The items in `domain` and every domain below it, by identifier.
     public func items(inDomain domain: String) throws -> [IndexedItem] {
-        try SpotlightRules.checkDomainIdentifier(domain, operation: "items", field: "domain")
-        return try readSpace([]) { space, txn in try store.views.items.items(inDomain: domain, space: space, in: txn) }
+        try readingLog { try $0.items(inDomain: domain) }
     }
 
     /// Free-text search over items and saved activities eligible for search:
@@ -115,7 +118,8 @@ extension UserScoped {
     /// (saying how far behind the index is) when it has not. Without it, it
     /// answers from the index as it is (``ActivityStore/indexStatus()`` says
     /// how far that lags). A forgotten user's documents are never returned,
-    /// even before the index has applied the forget.
+    /// even before the index has applied the forget: the space is found in
+    /// the log.
     ///
     /// ```swift
     /// let result = try alice.indexSearchableItems([item])
@@ -123,9 +127,7 @@ extension UserScoped {
     /// ```
     public func search(_ text: String, now: Date, limit: Int = 20, after position: Position? = nil,
                        timeout: Duration = .seconds(10)) throws -> [SearchHit] {
-        try readIndexedSpace(after: position, timeout: timeout) { index, space, txn, _ in
-            try index.space(space).search(text, now: now, limit: limit, in: txn)
-        }
+        try reading(after: position, timeout: timeout) { try $0.search(text, now: now, limit: limit) }
     }
 
     /// The documents (items and saved activities) an expression of the query
@@ -134,21 +136,19 @@ extension UserScoped {
     /// ``search(_:now:limit:after:timeout:)``.
     public func query(_ expression: String, now: Date, after position: Position? = nil,
                       timeout: Duration = .seconds(10)) throws -> [SearchHit] {
-        try readIndexedSpace(after: position, timeout: timeout) { index, space, txn, log in
-            try index.space(space).query(expression, now: now, in: txn, contentIn: log)
-        }
+        try reading(after: position, timeout: timeout) { try $0.query(expression, now: now) }
     }
 
-    /// Runs `body` with the keyword index, this space's id and a read
-    /// transaction of the index and one of the log, begun in that order
-    /// (``EventLog/EventStore/readIndex(after:timeout:_:)``). The space is
-    /// found in the log's directory: a forgotten user has none, so nothing
-    /// of theirs is read, whatever the index has applied.
-    func readIndexedSpace(after position: Position?, timeout: Duration,
-                          _ body: (TextIndex, UInt32, ReadTransaction, ReadTransaction) throws -> [SearchHit]) throws -> [SearchHit] {
-        try store.eventStore.readIndex(after: position, timeout: timeout) { indexTxn, logTxn in
-            guard let space = try store.views.spaces.id(of: spaceName, in: logTxn) else { return [] }
-            return try body(store.indexViews.search.index, space, indexTxn, logTxn)
-        }
+    /// ``search(_:now:limit:after:timeout:)`` with each hit's document (its
+    /// item or saved activity), all from one read: a page of results.
+    public func searchDocuments(_ text: String, now: Date, limit: Int = 20, after position: Position? = nil,
+                                timeout: Duration = .seconds(10)) throws -> [SearchResult] {
+        try reading(after: position, timeout: timeout) { try $0.searchDocuments(text, now: now, limit: limit) }
+    }
+
+    /// ``query(_:now:after:timeout:)`` with each hit's document, from one read.
+    public func queryDocuments(_ expression: String, now: Date, after position: Position? = nil,
+                               timeout: Duration = .seconds(10)) throws -> [SearchResult] {
+        try reading(after: position, timeout: timeout) { try $0.queryDocuments(expression, now: now) }
     }
 }

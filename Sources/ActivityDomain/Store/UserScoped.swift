@@ -24,16 +24,39 @@ extension UserScoped {
     /// The space's name: `""` for the default space.
     var spaceName: String { scope ?? "" }
 
-    /// Runs `body` with the space's id in one read transaction; `empty` when
-    /// the space has no data yet (no event of it was ever applied). A name
-    /// that no space can have (over 256 bytes, or with NUL) is an error, as
-    /// it is for a write: reads and writes check names the same way.
-    func readSpace<R>(_ empty: R, _ body: (_ space: UInt32, _ txn: ReadTransaction) throws -> R) throws -> R {
+    /// Runs `body` with one read transaction over the space: several reads
+    /// that see the same commit (``SpaceReader``). Its searches answer from
+    /// the keyword index as far as that has applied the log (it follows the
+    /// log: `Docs/Semantics.md`, "What a search sees"); with `after`, a
+    /// position a write returned (``CommandResult/positions``), the read
+    /// first waits, up to `timeout`, until the index has applied the log
+    /// through it, and throws ``EventLog/EventLogError/Code/indexBehind``
+    /// when it has not. A name that no space can have (over 256 bytes, or
+    /// with NUL) is an error, as it is for a write.
+    ///
+    /// ```swift
+    /// let written = try alice.indexSearchableItems([item]).positions?.upperBound
+    /// let (current, results) = try alice.reading(after: written) { space in
+    ///     (try space.currentActivities(), try space.searchDocuments("latte", now: now))
+    /// }
+    /// ```
+    public func reading<R>(after position: Position? = nil, timeout: Duration = .seconds(10),
+                           _ body: (SpaceReader) throws -> R) throws -> R {
         try ActivityRules.checkUser(spaceName, operation: "read")
-        return try store.read { txn in
-            guard let space = try store.views.spaces.id(of: spaceName, in: txn) else { return empty }
-            return try body(space, txn)
+        if store.eventStore.index == nil && position == nil {
+            // Opened read-only before any indexer ran: every read but a search still answers.
+            return try store.read { txn in try body(SpaceReader(store: store, user: spaceName, txn: txn, indexTxn: nil)) }
         }
+        return try store.eventStore.readIndex(after: position, timeout: timeout) { indexTxn, logTxn in
+            try body(SpaceReader(store: store, user: spaceName, txn: logTxn, indexTxn: indexTxn))
+        }
+    }
+
+    /// One read of the log's views alone: what each single read that does
+    /// not search runs in (one read transaction, not two).
+    func readingLog<R>(_ body: (SpaceReader) throws -> R) throws -> R {
+        try ActivityRules.checkUser(spaceName, operation: "read")
+        return try store.read { txn in try body(SpaceReader(store: store, user: spaceName, txn: txn, indexTxn: nil)) }
     }
 
     /// The log's last position (the same in every space): what a read
@@ -113,53 +136,46 @@ extension UserScoped {
         try writeOne(.deleteAllSavedUserActivities, at: time)
     }
 
-    // MARK: Queries
+    // MARK: Queries (each in a read transaction of its own; ``reading(_:)`` shares one)
 
     /// The activity with this id, in any state.
     public func activity(_ id: String) throws -> ActivityRecord? {
-        try ActivityRules.checkIdentifier(id, field: "activity", operation: "activity")
-        return try readSpace(nil) { space, txn in try store.views.registry.record(id, space: space, in: txn) }
+        try readingLog { try $0.activity(id) }
     }
 
     /// Every activity of the space, by id.
     public func activities() throws -> [ActivityRecord] {
-        try readSpace([]) { space, txn in try store.views.registry.allRecords(space: space, in: txn) }
+        try readingLog { try $0.activities() }
     }
 
     /// The activity current on the space's `device`, or nil.
     public func currentActivity(onDevice device: String) throws -> CurrentActivity? {
-        try ActivityRules.checkIdentifier(device, field: "device", operation: "currentActivity")
-        return try readSpace(nil) { space, txn in
-            try store.views.current.activity(onDevice: device, space: space, registry: store.views.registry, in: txn)
-        }
+        try readingLog { try $0.currentActivity(onDevice: device) }
     }
 
     /// Every current activity of the space, by device.
     public func currentActivities() throws -> [CurrentActivity] {
-        try readSpace([]) { space, txn in try store.views.current.all(space: space, registry: store.views.registry, in: txn) }
+        try readingLog { try $0.currentActivities() }
     }
 
     /// Every saved copy of the space, by key.
     public func savedActivities() throws -> [SavedActivity] {
-        try readSpace([]) { space, txn in try store.views.saved.all(space: space, in: txn) }
+        try readingLog { try $0.savedActivities() }
     }
 
     /// The copy saved under `key` (a persistentIdentifier, or an activity id).
     public func savedActivity(forKey key: String) throws -> SavedActivity? {
-        try ActivityRules.checkIdentifier(key, field: "key", operation: "savedActivity")
-        return try readSpace(nil) { space, txn in try store.views.saved.activity(forKey: key, space: space, in: txn) }
+        try readingLog { try $0.savedActivity(forKey: key) }
     }
 
     /// The saved copies with this targetContentIdentifier, most recently saved first.
     public func savedActivities(withTargetContentIdentifier identifier: String) throws -> [SavedActivity] {
-        try readSpace([]) { space, txn in
-            try store.views.saved.activities(withTargetContentIdentifier: identifier, space: space, in: txn)
-        }
+        try readingLog { try $0.savedActivities(withTargetContentIdentifier: identifier) }
     }
 
     /// The saved copies with this webpageURL, most recently saved first.
     public func savedActivities(withWebpageURL url: URL) throws -> [SavedActivity] {
-        try readSpace([]) { space, txn in try store.views.saved.activities(withWebpageURL: url.absoluteString, space: space, in: txn) }
+        try readingLog { try $0.savedActivities(withWebpageURL: url) }
     }
 
     /// What Handoff offers this space's user on `device` at `now`: the
@@ -168,14 +184,7 @@ extension UserScoped {
     /// ``ActivityStoreOptions/handoffUserInfoLimit``; the most recently made
     /// current first. It walks the user's own devices only (one key range).
     public func handoffCandidates(device: String, now: Date) throws -> [CurrentActivity] {
-        try ActivityRules.checkIdentifier(device, field: "device", operation: "handoff")
-        let limit = store.options.handoffUserInfoLimit
-        return try currentActivities()
-            .filter { current in
-                !Name.equal(current.device, device) && current.activity.eligibleForHandoff && !current.activity.isExpired(at: now)
-                    && ActivityStore.encodedUserInfoSize(current.activity.userInfo) <= limit
-            }
-            .sorted { ($0.becameCurrentAt, $0.position) > ($1.becameCurrentAt, $1.position) }
+        try readingLog { try $0.handoffCandidates(device: device, now: now) }
     }
 
     /// Resolves a persistentIdentifier (or saved key), targetContentIdentifier
@@ -183,7 +192,7 @@ extension UserScoped {
     /// the position and operation that removed it, so that a link never
     /// fails silently.
     public func resolve(_ identifier: String) throws -> SavedActivityResolution {
-        try readSpace(.unknown) { space, txn in try store.views.saved.resolve(identifier, space: space, in: txn) }
+        try readingLog { try $0.resolve(identifier) }
     }
 
     /// Siri's "suggest returning to this screen": the space's saved copies
@@ -191,12 +200,6 @@ extension UserScoped {
     /// and most recently made current first (``Suggestion/score``), then by
     /// key; at most `limit`.
     public func suggestions(now: Date, limit: Int = 10) throws -> [Suggestion] {
-        let records = try readSpace([]) { space, txn in try store.views.saved.allRecords(space: space, in: txn) }
-        let nowMicros = now.eventMicroseconds
-        let ranked = try records
-            .filter { $0.copy.eligibleForPrediction && !($0.copy.hasExpirationDateMicros && $0.copy.expirationDateMicros <= nowMicros) }
-            .map { try Suggestion(record: $0, nowMicros: nowMicros) }
-            .sorted { $0.score != $1.score ? $0.score > $1.score : utf8Less($0.key, $1.key) }
-        return Array(ranked.prefix(max(0, limit)))
+        try readingLog { try $0.suggestions(now: now, limit: limit) }
     }
 }

@@ -61,61 +61,89 @@ public enum JSONValue: Sendable, Hashable {
 
     /// Compact JSON with object keys sorted by UTF-8 bytes.
     public func serialized() -> String {
-        var out = ""
+        String(decoding: serializedBytes(), as: UTF8.self)
+    }
+
+    /// ``serialized()`` as UTF-8 bytes, written straight into a byte buffer
+    /// (what a service sends).
+    public func serializedBytes() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(to: &out)
         return out
     }
 
-    private func write(to out: inout String) {
+    private func write(to out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .integer(let i): out += String(i)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .integer(let i): out.append(contentsOf: String(i).utf8)
         case .double(let d):
             // Non-finite numbers have no JSON form; null is the usual stand-in.
-            guard d.isFinite else { out += "null"; return }
+            guard d.isFinite else { out.append(contentsOf: "null".utf8); return }
             // Keep a double recognizable as one: a whole number gets ".0".
-            var text = "\(d)"
-            if !text.contains(".") && !text.contains("e") && !text.contains("E") { text += ".0" }
-            out += text
+            let text = "\(d)"
+            out.append(contentsOf: text.utf8)
+            if !text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
+                out.append(contentsOf: ".0".utf8)
+            }
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let values):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (index, value) in values.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 value.write(to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            var unique: [Name: JSONValue] = [:]
-            for member in members { unique[Name(member.key)] = member.value }
-            out += "{"
-            for (index, key) in unique.keys.sorted().enumerated() {
-                if index > 0 { out += "," }
-                JSONValue.writeString(key.string, to: &out)
-                out += ":"
-                unique[key]!.write(to: &out)
+            // Keys sorted by their UTF-8 bytes; a repeated key (the same
+            // bytes: names are bytes) keeps its last value.
+            let order = members.indices.sorted { a, b in
+                let left = members[a].key.utf8, right = members[b].key.utf8
+                return left.elementsEqual(right) ? a < b : left.lexicographicallyPrecedes(right)
             }
-            out += "}"
+            out.append(UInt8(ascii: "{"))
+            var first = true
+            for (n, index) in order.enumerated() {
+                if n + 1 < order.count, members[order[n + 1]].key.utf8.elementsEqual(members[index].key.utf8) { continue }
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                JSONValue.writeString(members[index].key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                members[index].value.write(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    private static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+    /// A string literal: its UTF-8 bytes as they are, but `"` and `\`
+    /// escaped, and the control characters below U+0020 (`\n`, `\r`,
+    /// `\t`, else `\u00XX`).
+    private static func writeString(_ string: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { bytes in
+            var start = 0
+            for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
+                out.append(contentsOf: bytes[start..<index])
+                out.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
+                case 0x0A: out.append(UInt8(ascii: "n"))
+                case 0x0D: out.append(UInt8(ascii: "r"))
+                case 0x09: out.append(UInt8(ascii: "t"))
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: "u00".utf8)
+                    out.append(hex[Int(byte >> 4)])
+                    out.append(hex[Int(byte & 0xF)])
+                }
+                start = index + 1
             }
+            out.append(contentsOf: bytes[start...])
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 
     // MARK: Parsing

@@ -35,6 +35,11 @@ int32_t cicu_words(const uint8_t *text, int32_t length, int32_t *bounds, int32_t
 /// with a larger buffer), or -1 when ICU fails. Thread-safe.
 int32_t cicu_fold(const uint8_t *text, int32_t length, int32_t mode, uint8_t *out, int32_t capacity);
 
+/// 1 when the code point `scalar` is East Asian Wide or Fullwidth
+/// (`u_getIntPropertyValue(scalar, UCHAR_EAST_ASIAN_WIDTH)` is
+/// `U_EA_WIDE` or `U_EA_FULLWIDTH`): a terminal gives it two columns.
+int32_t cicu_is_wide(uint32_t scalar);
+
 /// The ICU version in use, e.g. "72.1", into `out` (NUL-terminated).
 void cicu_version(char *out, int32_t capacity);
 

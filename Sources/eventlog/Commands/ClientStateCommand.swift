@@ -37,7 +37,7 @@ struct ClientStateCommand: Subcommand {
         }
         let states = try store.clientStates()
         if json {
-            Output.jsonArray(states.map { .object(["index": .string($0.index), "clientState": .string($0.clientState.base64EncodedString())]) })
+            Output.jsonArray(try states.map(ViewJSON.value))
         } else {
             Output.table(["INDEX", "CLIENT STATE (BASE64)"], states.map { [$0.index, $0.clientState.base64EncodedString()] })
         }

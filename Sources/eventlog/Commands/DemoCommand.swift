@@ -84,15 +84,15 @@ struct DemoCommand: Subcommand {
 
         for text in ["latte", "coffee", "抹茶", "chai", "desayuno", "咖啡", "cafe"] {
             section("search \"\(text)\" in the default space (eventlog search \(text))")
-            printHits(try store.search(text, now: now, limit: 5), json: false)
+            try printHits(try store.search(text, now: now, limit: 5), json: false)
         }
         for user in ["alice", "bob"] {
             section("search \"coffee\" as \(user): \(user)'s saved activities only (eventlog search coffee --user \(user))")
-            printHits(try store.user(user).search("coffee", now: now, limit: 5), json: false)
+            try printHits(try store.user(user).search("coffee", now: now, limit: 5), json: false)
         }
         let expression = #"kind == "item" && (keywords == "coffee"c || domainIdentifier == "orders.*")"#
         section("query \(expression) (eventlog query)")
-        printHits(try store.query(expression, now: now), json: false)
+        try printHits(try store.query(expression, now: now), json: false)
 
         section("The last five events of the log (eventlog log --from \(max(1, try store.head() - 4)))")
         try store.eventStore.forEachEvent(from: max(1, try store.head() - 4)) { event in

@@ -27,7 +27,7 @@ struct ItemsCommand: Subcommand {
         let store = try userOption.space(in: try location.openForReading())
         let items = try domain.map { try store.items(inDomain: $0) } ?? store.items()
         if json {
-            Output.jsonArray(items.map(\.item.json))
+            Output.jsonArray(items.map(ViewJSON.item))
         } else {
             Output.table(["IDENTIFIER", "DOMAIN", "EXPIRES", "TITLE"], items.map {
                 [$0.uniqueIdentifier, $0.item.domainIdentifier ?? "", $0.item.expirationDate.map(Output.time) ?? "",

@@ -37,6 +37,6 @@ struct QueryCommand: Subcommand {
         let opened = try location.openForReading()
         position.reportLag(of: opened)
         let store = try userOption.space(in: opened)
-        printHits(try store.query(expression, now: now, after: position.after, timeout: position.timeout), json: json)
+        try printHits(try store.query(expression, now: now, after: position.after, timeout: position.timeout), json: json)
     }
 }

@@ -45,6 +45,6 @@ struct SearchCommand: Subcommand {
         let opened = try location.openForReading()
         position.reportLag(of: opened)
         let store = try userOption.space(in: opened)
-        printHits(try store.search(text, now: now, limit: limit, after: position.after, timeout: position.timeout), json: json)
+        try printHits(try store.search(text, now: now, limit: limit, after: position.after, timeout: position.timeout), json: json)
     }
 }

@@ -36,16 +36,7 @@ struct SuggestionsCommand: Subcommand {
         let now = try parseTime(self.now, option: "--now")
         let suggestions = try userOption.space(in: try location.openForReading()).suggestions(now: now, limit: limit)
         if json {
-            Output.jsonArray(suggestions.map { suggestion in
-                var members: [String: JSONValue] = [
-                    "key": .string(suggestion.key),
-                    "activity": .string(suggestion.activity.activity),
-                    "activityType": .string(suggestion.activity.activityType),
-                    "score": .double(suggestion.score),
-                ]
-                if let title = suggestion.activity.title { members["title"] = .string(title) }
-                return .object(members)
-            })
+            Output.jsonArray(suggestions.map(ViewJSON.suggestion))
         } else {
             Output.table(["KEY", "ACTIVITY", "TYPE", "SCORE", "TITLE"], suggestions.map {
                 [$0.key, $0.activity.activity, $0.activity.activityType, String(format: "%.4f", $0.score), $0.activity.title ?? ""]

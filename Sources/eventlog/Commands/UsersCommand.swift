@@ -23,15 +23,7 @@ struct UsersCommand: Subcommand {
     func execute() throws {
         let users = try location.openForReading().users()
         if json {
-            Output.jsonArray(users.map { summary in
-                .object([
-                    "user": .string(summary.user),
-                    "activities": .integer(Int64(summary.activities)),
-                    "saved": .integer(Int64(summary.saved)),
-                    "items": .integer(Int64(summary.items)),
-                    "documents": .integer(Int64(summary.documents)),
-                ])
-            })
+            Output.jsonArray(try users.map(ViewJSON.value))
         } else {
             Output.table(["USER", "ACTIVITIES", "SAVED", "ITEMS", "DOCUMENTS"], users.map {
                 [$0.user.isEmpty ? "\"\" (default)" : $0.user, "\($0.activities)", "\($0.saved)", "\($0.items)", "\($0.documents)"]

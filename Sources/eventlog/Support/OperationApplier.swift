@@ -175,7 +175,7 @@ final class OperationApplier {
         let ticket: PipelinedWrite<[CommandResult]>
         do {
             ticket = try pipeline.submit(units.flatMap { $0 }.map(\.timed))
-        } catch let error as EventLogError where error.code == .pipelineHalted {
+        } catch EventLogError.pipelineHalted {
             // A group in flight failed: recover, then commit this one.
             while !inFlight.isEmpty { try settleFirst() }
             return try flush(units)

@@ -30,16 +30,21 @@ enum Output {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
-    /// A table for people: columns padded to their widest cell.
+    /// A table for people: columns padded to their widest cell, by display
+    /// width (``DisplayWidth``), so that Hindi, Chinese, Japanese and emoji
+    /// cells line up with Latin ones.
     static func table(_ header: [String], _ rows: [[String]]) {
+        print(tableLines(header, rows).joined(separator: "\n"))
+    }
+
+    /// The lines of ``table(_:_:)``.
+    static func tableLines(_ header: [String], _ rows: [[String]]) -> [String] {
         let all = [header] + rows
         var widths = [Int](repeating: 0, count: header.count)
-        for row in all { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
-        for row in all {
-            let cells = row.enumerated().map { i, cell in
-                i == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count)
-            }
-            print(cells.joined(separator: "  "))
+        for row in all { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], DisplayWidth.of(cell)) } }
+        return all.map { row in
+            row.enumerated().map { i, cell in i == row.count - 1 ? cell : DisplayWidth.padded(cell, to: widths[i]) }
+                .joined(separator: "  ")
         }
     }
 
