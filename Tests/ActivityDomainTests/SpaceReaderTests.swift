@@ -20,8 +20,9 @@ struct SpaceReaderTests {
         try alice.becomeCurrent("a1")
         try bob.indexSearchableItems([makeItem("i1", title: "Bob's latte")])
         let now = at(60)
-        let hits = try alice.search("latte", now: now, limit: 40)
-        let results = try alice.searchDocuments("latte", now: now, limit: 40)
+        let head = try store.head()   // the index follows the log: read after every write above
+        let hits = try alice.search("latte", now: now, limit: 40, after: head)
+        let results = try alice.searchDocuments("latte", now: now, limit: 40, after: head)
         #expect(results.map(\.hit) == hits)
         #expect(hits.count == 31)
         for result in results {
@@ -30,15 +31,15 @@ struct SpaceReaderTests {
             case .activity(let saved): #expect(saved == (try alice.savedActivity(forKey: result.hit.identifier)) && saved.key == "order-1")
             }
         }
-        let matches = try alice.queryDocuments(#"title == "oat*"c"#, now: now)
-        #expect(matches.map(\.hit) == (try alice.query(#"title == "oat*"c"#, now: now)) && matches.count == 30)
+        let matches = try alice.queryDocuments(#"title == "oat*"c"#, now: now, after: head)
+        #expect(matches.map(\.hit) == (try alice.query(#"title == "oat*"c"#, now: now, after: head)) && matches.count == 30)
         let picked = try alice.items(withIdentifiers: ["i7", "missing", "i2", "i7"])
         #expect(picked.map(\.uniqueIdentifier) == ["i7", "i2", "i7"])
         #expect(try bob.items(withIdentifiers: ["i1", "i2"]).map { $0.item.attributeSet.title } == ["Bob's latte"])
         #expect(try store.user("carol").items(withIdentifiers: ["i1"]).isEmpty)
     }
 
-    @Test("reading { } sees one commit: reads before and after another thread's write agree")
+    @Test("reading { } sees one commit of the log and one of the index: reads before and after another thread's write agree")
     func oneTransaction() throws {
         let path = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -48,7 +49,7 @@ struct SpaceReaderTests {
         defer { store.close() }
         let alice = store.user("alice")
         try alice.indexSearchableItems([makeItem("i0", title: "Latte")])
-        let (before, after, position, seenAfter) = try alice.reading { space in
+        let (before, after, position, seenAfter) = try alice.reading(after: try store.head()) { space in
             let before = try space.items().count
             let hitsBefore = try space.search("latte", now: at(60)).count
             // Another thread commits while this read is open.
