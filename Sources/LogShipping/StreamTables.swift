@@ -55,9 +55,6 @@ struct StreamTables {
         }
     }
 
-    /// Creates the tables when missing. Under a transaction-scoped advisory
-    /// lock, so that two shippers starting together do not race on
-    /// `CREATE TABLE IF NOT EXISTS`.
     /// The longest a statement or a batch's transaction may take before the
     /// connection is given up and the work retried on a new one.
     static let deadline: Duration = .seconds(60)
@@ -66,7 +63,17 @@ struct StreamTables {
         try await withDeadline(Self.deadline, "create tables") { try await self.createTables() }
     }
 
+    /// Creates the tables when missing. Under a transaction-scoped advisory
+    /// lock, so that two shippers starting together do not race on
+    /// `CREATE TABLE IF NOT EXISTS`; without any lock once all three exist
+    /// (every start but the first), so that a start never waits for another
+    /// connection's transaction.
     private func createTables() async throws {
+        let rows = try await connection.query("""
+            SELECT to_regclass('eventlog_streams') IS NOT NULL AND to_regclass('eventlog_records') IS NOT NULL
+                AND to_regclass('eventlog_redactions') IS NOT NULL
+            """, logger: logger)
+        for try await exist in rows.decode(Bool.self) where exist { return }
         try await connection.inTransaction(logger: logger, operation: "create tables") { c in
             try await c.query("SELECT pg_advisory_xact_lock(7310503347416952676)", logger: logger)
             try await c.query("""
