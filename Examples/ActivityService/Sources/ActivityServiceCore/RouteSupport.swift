@@ -1,6 +1,7 @@
 import ActivityDomain
 import Foundation
 import Hummingbird
+import TextIndex
 
 extension ServiceRequestContext {
     /// The space of the user the token names: every route acts there alone.
