@@ -25,6 +25,7 @@ let package = Package(
             dependencies: [
                 .product(name: "ActivityServiceCore", package: "ActivityService"),
                 .product(name: "ActivityDomain", package: "ActivityEventLog"),
+                .product(name: "TextIndex", package: "ActivityEventLog"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],

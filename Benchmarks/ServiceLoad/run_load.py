@@ -168,6 +168,14 @@ def preload(service, users, items, per_user):
         list(pool.map(lambda job: service.post("/v1/items", {"items": job[1]}, job[0]), jobs))
 
 
+def cpu_seconds(service):
+    """The service process's user and system CPU so far, from /proc: robust
+    to a shared machine's load, unlike requests a second."""
+    with open(f"/proc/{service.process.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def commit_metrics(service):
     """(commits, writes) from the library's /metrics: eventlog_commit_writes' count and sum."""
     _, body = service.get("/metrics")
@@ -267,14 +275,19 @@ def one_run(system, mix, args, bins, workdir, tokens_file, words_file, users, co
         if mix == "search":
             preload(service, users, corpus, args.preload)
         before = commit_metrics(service) if system == "ours" else None
+        cpu_before = cpu_seconds(service)
         result = run_wrk(service, mix, args, workdir, tokens_file, words_file)
+        result["cpuMicrosPerRequest"] = (cpu_seconds(service) - cpu_before) * 1e6 / max(1, result["requests"])
         after = commit_metrics(service) if system == "ours" else None
     finally:
         service.stop()
     if before and after and after[0] > before[0]:
         result["commits"] = after[0] - before[0]
         result["writesPerCommit"] = (after[1] - before[1]) / (after[0] - before[0])
+    # Every file of the store: for ours the log's environment and the index's (index/).
     result["bytes"] = disk_bytes(directory)
+    if system == "ours":
+        result["bytesIndex"] = disk_bytes(os.path.join(directory, "index"))
     stored = stored_ours(bins, directory) if system == "ours" else stored_peer(directory)
     facts = expected(result.pop("acked"))
     result["acknowledged"] = len(facts)
@@ -355,8 +368,8 @@ def main():
         rounds.append(results)
     sigkill = None if args.no_sigkill else sigkill_check(args, bins, workdir, tokens_file, words_file, args.port)
 
-    print("| round | mix | ours req/s | GRDB req/s | ratio | ours p50 / p99 ms | GRDB p50 / p99 ms | writes a commit | bytes an item, ours / GRDB | checks |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| round | mix | ours req/s | GRDB req/s | ratio | ours p50 / p99 ms | GRDB p50 / p99 ms | CPU µs a request, ours / GRDB | writes a commit | bytes an item, ours / GRDB | checks |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r, results in enumerate(rounds):
         for mix in args.mixes.split(","):
             ours, peer = results[(mix, "ours")], results[(mix, "peer")]
@@ -366,6 +379,7 @@ def main():
             per_item = "{:.0f} / {:.0f}".format(ours.get("bytesPerItem", 0), peer.get("bytesPerItem", 0)) if mix != "activities" else ""
             print(f"| {r + 1} | {mix} | {ours['rps']:.0f} | {peer['rps']:.0f} | {ours['rps'] / peer['rps']:.2f}× | "
                   f"{ours['p50_ms']:.1f} / {ours['p99_ms']:.1f} | {peer['p50_ms']:.1f} / {peer['p99_ms']:.1f} | "
+                  f"{ours['cpuMicrosPerRequest']:.0f} / {peer['cpuMicrosPerRequest']:.0f} | "
                   f"{ours.get('writesPerCommit', 0):.1f} | {per_item} | {checks} |")
     if sigkill:
         print(f"\nSIGKILL under the items mix: {sigkill['acknowledged']} acknowledged, {sigkill['missingCount']} lost, "

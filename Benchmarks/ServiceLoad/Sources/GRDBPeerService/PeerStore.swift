@@ -1,6 +1,7 @@
 import ActivityDomain
 import Foundation
 import GRDB
+import TextIndex
 
 /// The peer's storage: what the load mixes touch (activities and their
 /// lifecycle, the current activity of each device, searchable items and a

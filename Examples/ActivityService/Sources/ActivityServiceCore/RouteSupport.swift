@@ -2,6 +2,7 @@ import ActivityDomain
 import Foundation
 import TextIndex
 import Hummingbird
+import TextIndex
 
 extension ServiceRequestContext {
     /// The space of the user the token names: every route acts there alone.
