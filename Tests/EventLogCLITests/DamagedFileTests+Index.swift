@@ -18,7 +18,7 @@ extension DamagedFileTests {
         #expect(run.exited && run.status == 0 && run.stdout == clean, "\(what): items: \(run)", sourceLocation: sourceLocation)
     }
 
-    @Test("index/data.mdb cut at every page boundary and every page inverted: the log's reads answer, searches, verify and writers say the index is damaged and how to rebuild it")
+    @Test("index/data.mdb cut at every page boundary and every page inverted: the log's reads answer; search, verify, apply and compact say the index is damaged and how to rebuild it")
     func damagedIndexSweep() throws {
         let (dir, store) = try Self.store(items: 10)
         defer { dir.remove() }
@@ -44,9 +44,10 @@ extension DamagedFileTests {
                 _ = try Self.expectErrorOrCorrect(["stats", "--store", copy, "--json"], clean: nil, what)
                 let verify = try Self.expectErrorOrCorrect(["verify", "--store", copy], clean: nil, what)
                 let apply = try Self.expectErrorOrCorrect(["apply", "--store", copy, write], clean: nil, what)
+                let compact = try Self.expectErrorOrCorrect(["compact", "--store", copy], clean: nil, what)
                 guard search.status != 0 else { continue }
                 found[kind, default: 0] += 1
-                for run in [search, apply] {
+                for run in [search, apply, compact] {
                     #expect(run.stderr.contains("the store's index is damaged") && run.stderr.contains(copy + "/index/data.mdb")
                             && run.stderr.contains("remove \(copy)/index") && !run.stderr.contains("eventlog restore"), "\(what): \(run.stderr)")
                 }
