@@ -130,4 +130,52 @@ extension DamagedFileTests {
         let items = try CLI.run(Self.userItems(store), through: nobody)
         #expect(items.status == 0 && items.stdout == cleanItems, "\(items.stderr)")
     }
+
+    @Test("index/lock.mdb deleted under a running writer: its indexer refuses and the writer says so; nothing written is lost; the next writer indexes it")
+    func deletedIndexLockFile() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = dir.sub("store")
+        #expect(try CLI.run(["apply", "--store", store, try dir.file("first.jsonl", [Sample.good[0]])]).status == 0)
+        let fifo = dir.sub("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let feed = open(fifo, O_RDWR)
+        for output in ["slow.out", "slow.err"] { try Data().write(to: URL(fileURLWithPath: dir.sub(output))) }
+        let slow = try CLI.spawn(CLI.executable.path, arguments: ["apply", "--store", store, "--transaction-size", "1", "--pipeline", "0", "-"],
+                                 environment: ProcessInfo.processInfo.environment, stdin: fifo, stdout: dir.sub("slow.out"), stderr: dir.sub("slow.err"))
+        func send(_ n: Int) {
+            let line = #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"slow-\#(n)","attributeSet":{"title":"findme \#(n)"}}]}"# + "\n"
+            _ = line.withCString { write(feed, $0, strlen($0)) }
+        }
+        func found() throws -> Set<String> {
+            Set(try CLI.run(["search", "--store", store, "findme", "--limit", "100", "--json"]).objects().compactMap { $0["identifier"] as? String })
+        }
+        for n in 0..<5 { send(n) }
+        // Indexed by the slow writer's indexer, as a reader sees.
+        let deadline = Date().addingTimeInterval(60)
+        while try found().count < 5 && Date() < deadline { usleep(50_000) }
+        #expect(try found().count == 5)
+        try FileManager.default.removeItem(atPath: store + "/index/lock.mdb")
+        // A second writer, with a new index/lock.mdb: it writes and indexes.
+        let other = try CLI.run(["apply", "--store", store, try dir.file("other.jsonl", (0..<5).map {
+            #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"other-\#($0)","attributeSet":{"title":"findme other"}}]}"#
+        })])
+        #expect(other.status == 0, "\(other.stderr)")
+        #expect(try found().count == 10)
+        // The slow writer's next line: in the log; its indexer refuses the replaced lock file, and it says so.
+        send(5)
+        close(feed)
+        slow.waitUntilExit()
+        let slowErrors = (try? String(contentsOfFile: dir.sub("slow.err"), encoding: .utf8)) ?? ""
+        #expect(slow.terminationStatus == 1, "\(slowErrors)")
+        #expect(slowErrors.contains("what was written is in the log") && slowErrors.contains("index/lock.mdb was"), "\(slowErrors)")
+        let items = Set(try CLI.run(["items", "--store", store, "--json"]).objects().compactMap { $0["uniqueIdentifier"] as? String })
+        #expect(items.isSuperset(of: (0..<6).map { "slow-\($0)" } + (0..<5).map { "other-\($0)" }), "\(items.sorted())")
+        // The next writer's indexer applies what the slow one could not.
+        #expect(try CLI.run(["apply", "--store", store, "-"], input: "").status == 0)
+        #expect(try found().count == 11)
+        #expect(try CLI.run(["verify", "--store", store]).status == 0)
+        let replay = try CLI.run(["replay", "--verify", "--store", store, "--json"])
+        #expect(try replay.object()["equal"] as? Bool == true, "\(replay.stdout) \(replay.stderr)")
+    }
 }

@@ -63,6 +63,13 @@ extension StoreLocation {
                                         "what was written is in the log, but the index stopped at \(status.applied): \(failure); "
                                             + "the next open of the store for writing indexes it", position: status.applied)
                 }
+            } catch let error as EventLogError where error.code == .storeClosed {
+                throw error
+            } catch {
+                // The index cannot even be read (its lock.mdb replaced, …): what the command wrote is committed all the same.
+                throw EventLogError(.indexBehind, operation: "index",
+                                    "what was written is in the log, but the index could not be read: \(error); "
+                                        + "the next open of the store for writing indexes it")
             }
         }
     }
