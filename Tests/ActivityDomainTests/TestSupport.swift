@@ -30,8 +30,11 @@ extension ActivityStore {
     /// Runs `body` with the keyword index once it has applied everything
     /// written so far, a read transaction of the index and one of the log
     /// (where item documents' content is read: `contentIn:`).
+    ///
+    /// The wait is a hang guard, not a speed check: a debug build indexing
+    /// 20,000 documents beside the whole suite on two cores takes its time.
     func readIndex<R>(_ body: (TextIndex, _ index: ReadTransaction, _ log: ReadTransaction) throws -> R) throws -> R {
-        try eventStore.readIndex(after: try head()) { indexTxn, logTxn in try body(indexViews.search.index, indexTxn, logTxn) }
+        try eventStore.readIndex(after: try head(), timeout: .seconds(600)) { indexTxn, logTxn in try body(indexViews.search.index, indexTxn, logTxn) }
     }
 }
 

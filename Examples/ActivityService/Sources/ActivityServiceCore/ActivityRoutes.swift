@@ -97,6 +97,6 @@ struct ActivityRoutes {
 
     /// Runs one command in the token's user's space.
     func perform(_ command: ActivityCommand, _ context: ServiceRequestContext) async throws -> CommandResult {
-        try await context.space(in: store).perform([command])[0]
+        try await context.space(in: store).write([command])[0]
     }
 }

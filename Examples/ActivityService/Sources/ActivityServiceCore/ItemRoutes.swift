@@ -22,7 +22,7 @@ struct ItemRoutes {
             let space = try context.space(in: store)
             guard let index = body["index"] else {
                 let command = try OperationDecoder().decode(Self.members(of: body, op: "indexSearchableItems")).command
-                return JSONBody(try await space.perform([command])[0])
+                return JSONBody(try await space.write([command])[0])
             }
             // An index batch: the items and the new client state commit together.
             let items = try OperationDecoder().decode(Self.members(of: body.removing(["index", "clientState", "expectedClientState"]),
@@ -31,7 +31,7 @@ struct ItemRoutes {
                                                              ("clientState", body["clientState"] ?? .null),
                                                              ("expectedClientState", body["expectedClientState"] ?? .null)])).command
             guard case .endIndexBatch(let name, _, _) = end else { throw CancellationError() }
-            let results = try await space.perform([.beginIndexBatch(index: name), items, end])
+            let results = try await space.write([.beginIndexBatch(index: name), items, end])
             return JSONBody(results[1])
         }
         group.get("items") { request, context in
@@ -90,6 +90,6 @@ struct ItemRoutes {
     }
 
     func perform(_ command: ActivityCommand, _ context: ServiceRequestContext) async throws -> CommandResult {
-        try await context.space(in: store).perform([command])[0]
+        try await context.space(in: store).write([command])[0]
     }
 }

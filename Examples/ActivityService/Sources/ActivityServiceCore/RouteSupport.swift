@@ -1,5 +1,6 @@
 import ActivityDomain
 import Foundation
+import TextIndex
 import Hummingbird
 
 extension ServiceRequestContext {
