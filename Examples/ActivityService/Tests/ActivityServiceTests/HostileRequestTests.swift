@@ -15,7 +15,7 @@ struct HostileRequestTests {
     static func seed(_ store: ActivityStore) async throws {
         var attributes = ContentAttributeSet()
         attributes.title = "secret"
-        _ = try store.user("alice").indexSearchableItems([
+        _ = try await store.user("alice").indexSearchableItems([
             SearchableItem(uniqueIdentifier: "\u{FFFD}", domainIdentifier: "\u{FFFD}", attributeSet: attributes),
         ])
     }
@@ -63,13 +63,9 @@ struct HostileRequestTests {
     func lastEventIDAtTheEnd() async throws {
         try await withService { client, _ in
             for id in ["18446744073709551615", "18446744073709551616", "-1", "1e3"] {
-                let response = try await client.call(.get, "/v1/changes", as: "alice", headers: [.lastEventID: id])
+                let response = try await client.call(.get, "/v1/changes", as: "alice", headers: [.init("Last-Event-ID")!: id])
                 #expect(response.status == .badRequest && response.errorCode == "invalidValue", "\(id): \(response.status) \(response.text)")
             }
         }
     }
-}
-
-extension HTTPField.Name {
-    static let lastEventID = Self("Last-Event-ID")!
 }
