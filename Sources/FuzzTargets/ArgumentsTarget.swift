@@ -48,6 +48,12 @@ enum ArgumentsTarget {
         var arguments = input.split(separator: 0, maxSplits: maxArguments - 1, omittingEmptySubsequences: false)
             .prefix(maxArguments).map { Array($0.prefix(maxArgumentBytes)).map { $0 == UInt8(ascii: "/") ? UInt8(ascii: "_") : $0 } }
         if let first = arguments.first, replaced.contains(String(decoding: first, as: UTF8.self)) { arguments[0] = Array("users".utf8) }
+        // `--wait S` waits as long as it is asked (up to a day) for a position
+        // no process may write: its value is made 0, so a wait is not a hang.
+        for index in arguments.indices where arguments[index].starts(with: Array("--wait".utf8)) {
+            if arguments[index].count == 6, index + 1 < arguments.count { arguments[index + 1] = Array("0".utf8) }
+            if arguments[index].starts(with: Array("--wait=".utf8)) { arguments[index] = Array("--wait=0".utf8) }
+        }
         return arguments
     }
 
@@ -124,6 +130,9 @@ enum ArgumentsTarget {
         ["client-state", "--index", "caf\u{e9}"],
         ["stats", "--json"],
         ["snapshot", "create"],
+        ["search", "latte", "--after", "18446744073709551615", "--wait", "0"],
+        ["query", #"title == "latte""#, "--after", "1", "--wait", "nan"],
+        ["search", "latte", "--wait", "5"],
     ]
 
     static func seeds() -> [[UInt8]] {

@@ -42,23 +42,36 @@ public struct DamagedFileError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
+        switch problem {
+        case .notAnLMDBFile: summary
+        default: summary + ". Restore the file from a copy (a follower, `eventlog restore`)" + (isEmptyFile ? Self.emptyFileHint : "")
+        }
+    }
+
+    /// What is wrong, without how to recover: a file that can be rebuilt
+    /// (a store's index, derived from its log) says its own remedy.
+    public var summary: String {
         let db = database.map { " of database \"\($0)\"" } ?? ""
         switch problem {
         case .cutShort(let fileSize, let recordedSize, let page):
             let which = page.map { "; page \($0)\(db), which is in use, lies past the end" } ?? ""
             let recorded = recordedSize.map { "its meta page records \($0) bytes" } ?? "it ends inside its meta pages"
-            let empty = fileSize == 0 ? " (if no store was ever written here, remove the empty file to start one)" : ""
-            return "store file cut short: \(file) is \(fileSize) bytes; \(recorded)\(which). "
-                + "Restore the file from a copy (a follower, `eventlog restore`)\(empty)"
+            return "store file cut short: \(file) is \(fileSize) bytes; \(recorded)\(which)"
         case .notAnLMDBFile(let detail):
             return "\(file) is not an LMDB data file: \(detail)"
         case .damagedPage(let page, let detail):
-            return "store file damaged: \(file), page \(page)\(db): \(detail). Restore the file from a copy (a follower, `eventlog restore`)"
+            return "store file damaged: \(file), page \(page)\(db): \(detail)"
         case .keysOutOfOrder(let page, let previous, let key, _):
-            return "store file damaged: \(file), page \(page)\(db): key \(Self.hex(key)) follows \(Self.hex(previous)), out of order. "
-                + "Restore the file from a copy (a follower, `eventlog restore`)"
+            return "store file damaged: \(file), page \(page)\(db): key \(Self.hex(key)) follows \(Self.hex(previous)), out of order"
         }
     }
+
+    private var isEmptyFile: Bool {
+        if case .cutShort(0, _, _) = problem { return true }
+        return false
+    }
+
+    private static let emptyFileHint = " (if no store was ever written here, remove the empty file to start one)"
 
     static func hex(_ bytes: [UInt8]) -> String {
         let shown = bytes.prefix(32).map { byte in

@@ -24,7 +24,12 @@ extension Environment {
     public func copyCompacted(toDescriptor descriptor: Int32) throws {
         try gate.enterShared()
         defer { gate.leaveShared() }
-        try check(mdb_env_copyfd2(pointer, descriptor, UInt32(MDB_CP_COMPACT)), "mdb_env_copyfd2(\(path), MDB_CP_COMPACT)")
+        do {
+            try check(mdb_env_copyfd2(pointer, descriptor, UInt32(MDB_CP_COMPACT)), "mdb_env_copyfd2(\(path), MDB_CP_COMPACT)")
+        } catch {
+            // The copy is written beside data.mdb: a full disk says so.
+            throw DiskFullError.classify(error, at: path)
+        }
     }
 
     /// Rewrites the environment in directory `path` with LMDB's compacting

@@ -134,4 +134,22 @@ struct HostileArgumentTests {
         #expect(run.stderr.contains(#"line 3"#) && run.stderr.contains(#"member "title" appears twice in contentAttributeSet"#), "\(run.stderr)")
         #expect(try CLI.run(["log", "--store", dir.sub("store"), "--json"]).stdout.isEmpty)
     }
+
+    @Test("--after and --wait are bounded: a position past UInt64, a negative or endless wait, and --wait without --after are usage errors; a position past the head says how far the index is")
+    func indexWaitOptions() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = dir.sub("store")
+        #expect(try CLI.run(["apply", "--store", store, try dir.file("ops.jsonl", Sample.good)]).status == 0)
+        for (options, message) in [(["--after", "18446744073709551616"], "--after"), (["--after=-1"], "--after"),
+                                   (["--after", "1", "--wait", "nan"], "--wait is nan"), (["--after", "1", "--wait=-1"], "--wait is -1.0"),
+                                   (["--after", "1", "--wait", "1e300"], "allowed: 0 to 86400"), (["--wait", "5"], "needs --after")] {
+            for command in [["search", "--store", store, "latte"], ["query", "--store", store, #"title == "x""#]] {
+                let run = try CLI.runBounded(command + options, timeout: 60)
+                #expect(run.exited && run.status == 64 && run.stderr.contains(message), "\(command[0]) \(options): \(run)")
+            }
+        }
+        let past = try CLI.runBounded(["search", "--store", store, "latte", "--after", "18446744073709551615", "--wait", "0"], timeout: 60)
+        #expect(past.exited && past.status == 1 && past.stderr.contains("short of position 18446744073709551615"), "\(past)")
+    }
 }

@@ -191,6 +191,8 @@ public struct SpaceReader {
 
     private func requireIndex(_ operation: String) throws -> ReadTransaction {
         guard let indexTxn else {
+            // Damaged, not an index, unreadable: why, with its remedy (opened read-only).
+            if let unavailable = store.eventStore.indexUnavailable { throw unavailable }
             throw EventLogError(.viewsStale, operation: operation,
                                 "the store at \(store.eventStore.environment.path) has no index environment yet (index/): "
                                     + "opening it for writing (a service, `eventlog replay`) builds it behind the log")

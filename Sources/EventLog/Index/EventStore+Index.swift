@@ -13,6 +13,8 @@ extension EventStore {
         var indexOptions = options.environmentOptions
         indexOptions.durability = options.indexDurability
         let environment = try openIndexEnvironment(inStore: log.path, options: indexOptions)
+        // Never add the index's databases to another program's environment.
+        try IndexDirectory.refuseForeign(environment, store: log.path)
         let (indexDatabases, index) = try environment.write { txn in
             let indexDatabases = try IndexDatabases(openingIn: txn)
             let index = try views.openIndex(in: txn)
@@ -30,11 +32,24 @@ extension EventStore {
 
     /// Opens the index environment of a store opened read-only, when it has
     /// one: nil when `index/` holds none yet (a store of the one-environment
-    /// layout, never opened for writing since).
-    static func openIndexForReading(views: Views, log: Environment, options: StoreOptions) throws -> StoreIndex<Views.Index>? {
-        guard Views.hasIndex else { return nil }
+    /// layout, never opened for writing since). An index that cannot be
+    /// used (damaged, cut short, not an index, another format, a directory
+    /// this user may not read) is nil with the error, which the reads of the
+    /// index throw (``EventStore/indexUnavailable``): the reads of the log
+    /// and its views, which do not touch it, still answer.
+    static func openIndexForReading(views: Views, log: Environment, options: StoreOptions)
+        throws -> (index: StoreIndex<Views.Index>?, unavailable: EventLogError?) {
+        guard Views.hasIndex else { return (nil, nil) }
+        do {
+            guard try IndexDirectory.exists(atStore: log.path) else { return (nil, nil) }
+            return (try openExistingIndex(views: views, log: log, options: options), nil)
+        } catch let error as EventLogError where error.code != .storeBusy {
+            return (nil, error)
+        }
+    }
+
+    private static func openExistingIndex(views: Views, log: Environment, options: StoreOptions) throws -> StoreIndex<Views.Index> {
         let path = StoreIndex<Views.Index>.path(inStore: log.path)
-        guard FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("data.mdb")) else { return nil }
         var indexOptions = options.environmentOptions
         indexOptions.durability = options.indexDurability
         let environment = try openIndexEnvironment(inStore: log.path, options: indexOptions)
@@ -58,11 +73,7 @@ extension EventStore {
     }
 
     private static func openIndexEnvironment(inStore store: String, options: EnvironmentOptions) throws -> Environment {
-        do {
-            return try Environment(path: StoreIndex<Views.Index>.path(inStore: store), options: options)
-        } catch let error as EnvironmentBusyError {
-            throw EventLogError(.storeBusy, operation: "open", error.description)
-        }
+        try IndexDirectory.open(atStore: store, options: options)
     }
 
     @discardableResult
@@ -238,6 +249,7 @@ extension EventStore {
 
     private func requireIndex(operation: String) throws -> StoreIndex<Views.Index> {
         if let index { return index }
+        if let indexUnavailable { throw indexUnavailable }
         if Views.hasIndex {
             throw EventLogError(.viewsStale, operation: operation,
                                 "the store at \(environment.path) has no index environment yet (\(StoreIndex<Views.Index>.directoryName)/): "
@@ -263,8 +275,10 @@ extension EventStore {
         guard Views.hasIndex else { return nil }
         guard let index else {
             let head = try self.head()
-            return IndexStatus(exists: false, applied: 0, head: head, secondsBehind: try ageOfRecord(after: 0),
-                               projections: [], isIndexing: false, lastFailure: nil, failingSince: nil)
+            var status = IndexStatus(exists: false, applied: 0, head: head, secondsBehind: try ageOfRecord(after: 0),
+                                     projections: [], isIndexing: false, lastFailure: nil, failingSince: nil)
+            status.unavailable = indexUnavailable?.description
+            return status
         }
         return try index.environment.read { indexTxn in
             let applied = try index.databases.applied(in: indexTxn).position
@@ -317,12 +331,16 @@ public struct IndexStatus: Sendable, Equatable, CustomStringConvertible {
     /// Since when the indexer's attempts fail (nil while they succeed): it
     /// tries again, at longer and longer intervals (up to 5 s).
     public var failingSince: Date?
+    /// Why the index cannot be used (a store opened read-only whose index
+    /// is damaged, not an index, or may not be read); nil when it can.
+    public var unavailable: String? = nil
 
     public var eventsBehind: UInt64 { head > applied ? head - applied : 0 }
     /// Some projection of the index was built by another version.
     public var hasOtherVersions: Bool { projections.contains(where: \.isOtherVersion) }
 
     public var description: String {
+        if let unavailable { return "the index cannot be used: \(unavailable)" }
         guard exists else { return "the store has no index yet (\(eventsBehind) events to apply)" }
         if let other = projections.first(where: \.isOtherVersion) { return "the index: \(other)" }
         var text = eventsBehind == 0

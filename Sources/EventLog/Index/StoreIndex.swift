@@ -30,7 +30,7 @@ public final class StoreIndex<Views: ProjectionList>: Sendable {
 
     /// `<store>/index`.
     static func path(inStore store: String) -> String {
-        (store as NSString).appendingPathComponent(directoryName)
+        IndexDirectory.path(inStore: store)
     }
 
     init(environment: Environment, views: Views, databases: IndexDatabases) {

@@ -91,6 +91,8 @@ extension EventStore {
             }, progress: progress)
         } catch let error as EnvironmentBusyError {
             throw EventLogError(.storeBusy, operation: "compact", "the log was compacted, the index not: \(error.description)")
+        } catch let error as DamagedFileError {
+            throw IndexDirectory.damaged(store, error.summary)
         } catch let error as EnvironmentAlreadyOpenError {
             throw EventLogError(.storeBusy, operation: "compact", "\(error); close it before compacting")
         }

@@ -29,6 +29,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// indexer in an environment of their own (``StoreIndex``). Nil when
     /// the views have none, or (opened read-only) when the store has none yet.
     public let index: StoreIndex<Views.Index>?
+    /// Why the index cannot be used, in a store opened read-only whose
+    /// index is damaged or unreadable (``index`` is nil): what searches throw.
+    public let indexUnavailable: EventLogError?
     public let options: StoreOptions
     let databases: LogDatabases
     /// The writer thread and the queue of writes waiting for it.
@@ -78,7 +81,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         commits = CommitSignal()
         if options.readOnly {
             (databases, views) = try Self.openForReading(environment, path: path)
-            index = try Self.openIndexForReading(views: views, log: environment, options: options)
+            (index, indexUnavailable) = try Self.openIndexForReading(views: views, log: environment, options: options)
             indexer = nil
             return
         }
@@ -92,6 +95,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             return (databases, try Views(openingIn: txn))
         }
         index = try Self.openIndex(views: views, log: environment, databases: databases, options: options)
+        indexUnavailable = nil
         indexer = try Self.makeIndexer(index, log: environment, databases: databases, commits: commits, options: options, metrics: metrics)
         try catchUp()
         try dropIndexLeftInLog()

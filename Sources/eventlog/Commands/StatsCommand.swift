@@ -14,9 +14,9 @@ struct StatsCommand: Subcommand {
             its lock file (a read-only directory).
             The index (the keyword index, in index/) follows the log: "index" says the position it applied
             through, how many events and how many seconds (the age of the oldest event it has not applied) it
-            is behind, and its databases.
+            is behind, and its databases; an index that cannot be used (damaged, unreadable) says why ("unavailable").
             JSON: {"head","views":[{"projection","version","storedVersion","checkpoint","behind","current"}],
-                   "index":{"exists","applied","behind","secondsBehind","indexing","lastFailure",
+                   "index":{"exists","applied","behind","secondsBehind","indexing","lastFailure","unavailable",
                             "projections":[{"projection","version","storedVersion","checkpoint"}],
                             "databases":[{"name","entries","bytes"}],"mapSize","mapUsed"},
                    "eventCounts":{TYPE:N},"databases":[{"name","entries","bytes"}],
@@ -116,6 +116,7 @@ struct StatsCommand: Subcommand {
                     }),
                 ]
                 if let failure = indexStatus.lastFailure { index["lastFailure"] = .string(failure) }
+                if let unavailable = indexStatus.unavailable { index["unavailable"] = .string(unavailable) }
                 if let indexInfo {
                     index["mapSize"] = .integer(Int64(indexInfo.mapSize))
                     index["mapUsed"] = .integer(Int64(indexInfo.usedBytes))

@@ -14,7 +14,9 @@ struct VerifyCommand: Subcommand {
             proven only once the log reaches it (Docs/LogFormat.md, "Pending authorizations").
             JSON: {"valid","head","recordsChecked","bytesChecked","lastLink",
             "problem":{"position","kind","detail"},"snapshots":[{"position","valid"}],
-            "pendingRedactions":[{"position","link","covers"}]}.
+            "pendingRedactions":[{"position","link","covers"}],"indexProblem"}.
+            A store whose index (index/, derived from the log) is damaged or cannot be read: the log is
+            checked as ever, then verify says what is wrong with the index and exits 1.
 
             Examples:
               eventlog verify
@@ -50,6 +52,7 @@ struct VerifyCommand: Subcommand {
                     .object(["position": .integer(Int64($0.position)), "link": .string("\($0.link)"), "covers": .integer(Int64($0.covers))])
                 }),
             ]
+            if let unusable = store.eventStore.indexUnavailable { members["indexProblem"] = .string(unusable.description) }
             if let problem = report.firstProblem {
                 members["problem"] = .object([
                     "position": .integer(Int64(problem.position)),
@@ -73,6 +76,11 @@ struct VerifyCommand: Subcommand {
         if !damaged.isEmpty {
             Output.error("eventlog verify: the snapshots at positions \(damaged.map(String.init).joined(separator: ", ")) fail their digest "
                 + "(rebuilds skip them; `eventlog snapshot delete P` removes one)")
+            throw ExitCode.failure
+        }
+        // The index is derived from the log, yet an operator should hear of a damaged one.
+        if let unusable = store.eventStore.indexUnavailable {
+            Output.error("eventlog verify: the log is sound, but \(unusable)")
             throw ExitCode.failure
         }
     }

@@ -12,17 +12,22 @@ struct IndexWaitOption: ParsableArguments {
         valueName: "position"))
     var after: UInt64?
 
-    @Option(help: ArgumentHelp("With --after: how long to wait for the index, in seconds; then the read fails saying how far behind the index is.",
+    @Option(help: ArgumentHelp("With --after: how long to wait for the index, in seconds (default 10); then the read fails saying how far behind the index is.",
                                valueName: "seconds"))
-    var wait: Double = 10
+    var wait: Double?
 
     func validate() throws {
+        guard let wait else { return }
+        guard after != nil else {
+            // Alone it would be ignored: a read without a position waits for nothing.
+            throw ValidationError("--wait \(wait) needs --after POSITION (the position to wait for); without it the read answers at once")
+        }
         guard wait >= 0, wait.isFinite, wait <= 86_400 else {
             throw ValidationError("--wait is \(wait) seconds; allowed: 0 to 86400")
         }
     }
 
-    var timeout: Duration { .milliseconds(Int64(wait * 1000)) }
+    var timeout: Duration { .milliseconds(Int64((wait ?? 10) * 1000)) }
 
     /// Without `--after`: a note on stderr when the index lags the log, so
     /// that a read of an index that is behind says so rather than hide it.
@@ -58,6 +63,13 @@ extension StoreLocation {
                                         "what was written is in the log, but the index stopped at \(status.applied): \(failure); "
                                             + "the next open of the store for writing indexes it", position: status.applied)
                 }
+            } catch let error as EventLogError where error.code == .storeClosed {
+                throw error
+            } catch {
+                // The index cannot even be read (its lock.mdb replaced, …): what the command wrote is committed all the same.
+                throw EventLogError(.indexBehind, operation: "index",
+                                    "what was written is in the log, but the index could not be read: \(error); "
+                                        + "the next open of the store for writing indexes it")
             }
         }
     }

@@ -62,13 +62,13 @@ struct ActivityRoutes {
         }
         group.get("current") { request, context in
             let space = try context.space(in: store)
-            if let device = request.query("device") {
+            if let device = try request.query("device") {
                 return JSONBody(try await space.reading { try $0.currentActivity(onDevice: device) }.map { [$0] } ?? [])
             }
             return JSONBody(try await space.currentActivities())
         }
         group.get("handoff") { request, context in
-            guard let device = request.query("device") else {
+            guard let device = try request.query("device") else {
                 throw ServiceError(.badRequest, code: "invalidValue", message: "handoff needs ?device=: the device that asks")
             }
             return JSONBody(try await context.space(in: store).handoffCandidates(device: device, now: try request.now()))
@@ -87,7 +87,7 @@ struct ActivityRoutes {
             return JSONBody(try await context.space(in: store).suggestions(now: try request.now(), limit: limit))
         }
         group.get("resolve") { request, context in
-            guard let identifier = request.query("identifier") else {
+            guard let identifier = try request.query("identifier") else {
                 throw ServiceError(.badRequest, code: "invalidValue",
                                    message: "resolve needs ?identifier=: a persistentIdentifier, targetContentIdentifier or webpageURL")
             }

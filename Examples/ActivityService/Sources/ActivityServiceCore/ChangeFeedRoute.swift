@@ -31,8 +31,9 @@ struct ChangeFeedRoute {
             let space = try context.space(in: store)
             let start: Position
             if let last = request.headers[.lastEventID] {
-                guard let position = UInt64(last) else {
-                    throw ServiceError(.badRequest, code: "invalidValue", message: "Last-Event-ID \"\(last)\" is not a log position")
+                // The last position there is has no position after it (and + 1 would trap).
+                guard let position = UInt64(last), position < .max else {
+                    throw ServiceError(.badRequest, code: "invalidValue", message: "Last-Event-ID \"\(last)\" is not a log position; allowed: 0 to \(UInt64.max - 1)")
                 }
                 start = position + 1
             } else if let from = try request.position("from") {

@@ -36,7 +36,7 @@ struct ItemRoutes {
         }
         group.get("items") { request, context in
             let space = try context.space(in: store)
-            if let domain = request.query("domain") { return JSONBody(try await space.reading { try $0.items(inDomain: domain) }) }
+            if let domain = try request.query("domain") { return JSONBody(try await space.reading { try $0.items(inDomain: domain) }) }
             return JSONBody(try await space.items())
         }
         group.get("items/:id") { _, context in

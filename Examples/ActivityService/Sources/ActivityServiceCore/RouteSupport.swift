@@ -13,7 +13,9 @@ extension ServiceRequestContext {
     /// The path parameter `name`, percent-decoded; bytes that are not UTF-8 are refused.
     func pathParameter(_ name: String) throws -> String {
         let raw = try parameters.require(name)
-        guard let decoded = raw.removingPercentEncoding else {
+        // A byte past ASCII must come percent-encoded: raw, it reached us already
+        // decoded as UTF-8, an invalid one replaced by U+FFFD, another name.
+        guard raw.utf8.allSatisfy({ $0 < 0x80 }), let decoded = raw.removingPercentEncoding else {
             throw ServiceError(.badRequest, code: "invalidValue", message: "path parameter \(name) \"\(raw)\" is not percent-encoded UTF-8")
         }
         return decoded
@@ -21,14 +23,64 @@ extension ServiceRequestContext {
 }
 
 extension Request {
-    /// The query parameter `name` (percent-decoded), or nil.
-    func query(_ name: String) -> String? {
-        uri.queryParameters.get(name)
+    /// The query parameter `name`, percent-decoded, or nil. Names are
+    /// bytes (SPEC §2): a value whose bytes are not UTF-8, or with a byte
+    /// past ASCII not percent-encoded, is refused, never read as U+FFFD
+    /// (Hummingbird's `queryParameters` decodes leniently); so is a
+    /// parameter given twice.
+    func query(_ name: String) throws -> String? {
+        guard let raw = uri.query else { return nil }
+        var found: String?
+        for pair in raw.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
+            guard Self.percentDecoded(pair[..<equals]).map({ $0.elementsEqual(name.utf8) }) == true else { continue }
+            let value = equals == pair.endIndex ? pair[equals...] : pair[pair.index(after: equals)...]
+            guard let bytes = Self.percentDecoded(value), let text = String(validating: bytes, as: UTF8.self) else {
+                throw ServiceError(.badRequest, code: "invalidValue",
+                                   message: "query parameter \(name) is not percent-encoded UTF-8 (every byte past ASCII percent-encoded, the bytes UTF-8)")
+            }
+            guard found == nil else {
+                throw ServiceError(.badRequest, code: "invalidValue", message: "query parameter \(name) is given twice; at most once")
+            }
+            found = text
+        }
+        return found
+    }
+
+    /// `bytes` with `%XX` decoded; nil for a `%` without two hex digits, or a raw byte past ASCII.
+    static func percentDecoded(_ bytes: Substring.UTF8View.SubSequence) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            guard byte < 0x80 else { return nil }
+            if byte == UInt8(ascii: "%") {
+                let high = bytes.index(after: index)
+                guard high != bytes.endIndex, bytes.index(after: high) != bytes.endIndex,
+                      let h = hexDigit(bytes[high]), let l = hexDigit(bytes[bytes.index(after: high)]) else { return nil }
+                out.append(h << 4 | l)
+                index = bytes.index(high, offsetBy: 2)
+            } else {
+                out.append(byte)
+                index = bytes.index(after: index)
+            }
+        }
+        return out
+    }
+
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// `now` for expiry decisions: `?now=` (ISO-8601) or the clock.
     func now() throws -> Date {
-        guard let text = query("now") else { return Date() }
+        guard let text = try query("now") else { return Date() }
         guard let date = ISO8601Time.date(from: text) else {
             throw ServiceError(.badRequest, code: "invalidValue", message: "now \"\(text)\" is not an ISO-8601 time such as 2026-11-22T10:00:00Z")
         }
@@ -37,7 +89,7 @@ extension Request {
 
     /// An integer query parameter in `range`, or `default`.
     func integer(_ name: String, default value: Int, in range: ClosedRange<Int>) throws -> Int {
-        guard let text = query(name) else { return value }
+        guard let text = try query(name) else { return value }
         guard let number = Int(text), range.contains(number) else {
             throw ServiceError(.badRequest, code: "invalidValue", message: "\(name) \"\(text)\"; allowed: \(range.lowerBound) to \(range.upperBound)")
         }
@@ -46,7 +98,7 @@ extension Request {
 
     /// A position query parameter (`after`, `from`), or nil.
     func position(_ name: String) throws -> UInt64? {
-        guard let text = query(name) else { return nil }
+        guard let text = try query(name) else { return nil }
         guard let position = UInt64(text) else {
             throw ServiceError(.badRequest, code: "invalidValue", message: "\(name) \"\(text)\" is not a log position")
         }

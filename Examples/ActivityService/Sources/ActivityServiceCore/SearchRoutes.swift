@@ -44,7 +44,7 @@ struct SearchRoutes {
     }
 
     static func required(_ request: Request, _ name: String) throws -> String {
-        guard let value = request.query(name) else {
+        guard let value = try request.query(name) else {
             throw ServiceError(.badRequest, code: "invalidValue", message: "?\(name)= is required")
         }
         return value
