@@ -29,11 +29,14 @@ struct IndexTarget {
             throw IndexFailure(position: first.last.position + 1, error: failure)
         }
         var failure: (any Error)?
+        // Outside the transaction: when the map grows, the write runs again and must apply again
+        // every piece it took from the feed, which gives each piece once.
+        var taken = [first]
         let head = try environment.write { txn -> RecordedHead in
             // What makes two indexers (two processes) safe: the write lock orders them, this refuses the second.
             let stored = try databases.applied(in: txn)
             guard stored == expected else { throw Moved(to: stored) }
-            let (head, failed) = try apply(first, thenFrom: feed, in: txn, limits: limits, log: log)
+            let (head, failed) = try apply(&taken, thenFrom: feed, in: txn, limits: limits, log: log)
             failure = failed
             return head
         }
@@ -52,6 +55,14 @@ struct IndexTarget {
     func apply(_ first: IndexFeed.Piece, thenFrom feed: IndexFeed, in txn: WriteTransaction,
                limits: IndexTransactionLimits, log: IndexFeed.LogSource) throws -> (RecordedHead, (any Error)?) {
         var taken = [first]
+        return try apply(&taken, thenFrom: feed, in: txn, limits: limits, log: log)
+    }
+
+    /// ``apply(_:thenFrom:in:limits:log:)`` of the pieces in `taken` (taken
+    /// from `feed` by an earlier run of the same transaction, which the map's
+    /// growth undid), then of more from `feed`, each appended to `taken`.
+    private func apply(_ taken: inout [IndexFeed.Piece], thenFrom feed: IndexFeed, in txn: WriteTransaction,
+                       limits: IndexTransactionLimits, log: IndexFeed.LogSource) throws -> (RecordedHead, (any Error)?) {
         let slot = LogTransactionSlot()
         let reader = LogReader(payloads: LogPayloads(log.databases.log, in: log.environment), slot: slot)
         let started = DispatchTime.now().uptimeNanoseconds

@@ -195,4 +195,31 @@ struct IndexerTests {
         #expect(ids(try store.search("matcha", now: at(20), after: try store.head())) == ["menu-matcha"])
         #expect(try store.eventStore.verifyViews(full: true).isEqual)
     }
+
+    @Test("the index's map growing in a transaction of several pieces loses none of them: the indexer catches up a backlog through the head, as a rebuild does")
+    func mapGrowthKeepsEveryPiece() throws {
+        let path = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // A backlog of 6,000 events (24 pieces of 256) behind an index whose map starts at 1 MiB.
+        do {
+            let store = try ActivityStore(path: path, options: Self.options(background: false))
+            for write in 0..<12 {
+                try store.write((0..<500).map { k in
+                    let n = write * 500 + k
+                    return ActivityCommand.Timed(.indexSearchableItems([makeItem("item-\(n)", title: "word\(n) shared \(Self.words[n % Self.words.count])")]))
+                }, at: at(Double(write)))
+            }
+        }
+        // No read-ahead: each piece is read when the transaction asks for it, so one transaction takes many.
+        let store = try ActivityStore(path: path, options: Self.options(readAhead: 0))
+        let head = try store.head()
+        #expect(try store.eventStore.waitForIndex(timeout: .seconds(60)) == head)
+        #expect(store.eventStore.index!.environment.info().mapSize > 1 << 20, "the index's map grew")
+        for n in [0, 255, 256, 3_001, 5_999] {
+            // The last word of a search is a prefix too: word255 finds item-2550 as well.
+            #expect(ids(try store.search("word\(n)", now: at(20), after: head)).contains("item-\(n)"), "word\(n)")
+        }
+        let comparison = try store.eventStore.verifyViews(full: true)
+        #expect(comparison.isEqual, "\(String(describing: comparison.difference))")
+    }
 }
