@@ -37,13 +37,18 @@ final class Indexer: @unchecked Sendable {
     private var running = false
     private var thread: JoinableThread?
     private var feed: IndexFeed?
-    /// This store's writes the index has not applied yet (the last position
-    /// of each and its payload bytes), and their bytes: the backlog that
-    /// ``appended(through:bytes:limit:wait:)`` bounds. By position, so that
-    /// what another process's indexer applies counts too.
+    /// This store's writes the applying thread has not taken into a
+    /// transaction yet (the last position of each and its payload bytes),
+    /// and their bytes: the backlog that ``appended(through:bytes:limit:wait:)``
+    /// bounds. By position, so that what another process's indexer applies
+    /// counts too. Taken rather than applied: the writes after a transaction
+    /// are written and prepared while it is applied and committed, so the
+    /// applying thread finds its next pieces ready.
     private var backlog: [(position: Position, bytes: Int)] = []
     private var backlogStart = 0
     private var backlogBytes = 0
+    /// The last position the applying thread took into a transaction (or applied).
+    private var taken: Position = 0
     /// The last failure, and when the failures since the last commit began.
     private var failure: (failure: IndexFailure, since: Date)?
 
@@ -112,6 +117,22 @@ final class Indexer: @unchecked Sendable {
         condition.lock()
         applied = position
         failure = nil
+        dropBacklog(through: position)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The applying thread took the events through `position` into its transaction.
+    private func took(through position: Position) {
+        condition.lock()
+        dropBacklog(through: position)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Under `condition`.
+    private func dropBacklog(through position: Position) {
+        taken = max(taken, position)
         while backlogStart < backlog.count && backlog[backlogStart].position <= position {
             backlogBytes -= backlog[backlogStart].bytes
             backlogStart += 1
@@ -120,13 +141,12 @@ final class Indexer: @unchecked Sendable {
             backlog.removeFirst(backlogStart)
             backlogStart = 0
         }
-        condition.broadcast()
-        condition.unlock()
     }
 
     /// A write of this store appended `bytes` of payload, through
     /// `position`: returns once the backlog before it (what this store
-    /// appended earlier and the index has not applied) is at most `limit`,
+    /// appended earlier and the indexer has not taken into a transaction)
+    /// is at most `limit`,
     /// or after `wait`, or at once when the indexer stopped or fails. The
     /// write itself is not counted, so that one larger than the limit (a
     /// batch of 5,000 items) still has the indexer work on it while the
@@ -134,12 +154,12 @@ final class Indexer: @unchecked Sendable {
     func appended(through position: Position, bytes: Int, limit: Int?, wait: Duration) {
         condition.lock()
         defer { condition.unlock() }
-        guard position > applied else { return }
+        guard position > taken else { return }
         backlog.append((position, bytes))
         backlogBytes += bytes
         guard let limit, backlogBytes - bytes > limit else { return }
         let deadline = Date(timeIntervalSinceNow: wait.secondsValue)
-        while backlogBytes - (applied < position ? bytes : 0) > limit && running && !stopping && failure == nil {
+        while backlogBytes - (taken < position ? bytes : 0) > limit && running && !stopping && failure == nil {
             if !condition.wait(until: deadline) { return }
         }
     }
@@ -182,7 +202,8 @@ final class Indexer: @unchecked Sendable {
             try Self.checkpointToFollow(target, log: log.environment, databases: log.databases, in: txn, logger: logger)
         }
         publish(start.position)
-        let feed = IndexFeed(log: log, after: start, readAhead: readAhead, end: nil)
+        let feed = IndexFeed(log: log, after: start, readAhead: readAhead, end: nil,
+                             onTake: { [weak self] position in self?.took(through: position) })
         condition.lock()
         guard !stopping else {
             condition.unlock()
