@@ -219,10 +219,22 @@ final class Indexer: @unchecked Sendable {
             feed.stop()
         }
         var expected = start
+        var started: UInt64 = 0
         while !isStopping, let piece = feed.next(waiting: true) {
+            pause(until: started + limits.minimumInterval.nanoseconds)
+            started = DispatchTime.now().uptimeNanoseconds
             expected = try target.apply(piece, thenFrom: feed, expecting: expected, limits: limits, log: log)
             publish(expected.position)
         }
+    }
+
+    /// Waits until `deadline` (uptime nanoseconds), or until stopped.
+    private func pause(until deadline: UInt64) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard deadline > now else { return }
+        condition.lock()
+        if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: Double(deadline - now) / 1e9)) }
+        condition.unlock()
     }
 
     /// In a write transaction of the index: the checkpoint to go on from,
