@@ -11,10 +11,10 @@ import LMDB
 /// log: a write is acknowledged once it is in the log, searchable once the
 /// indexer applied it). Items are read (or generated) a chunk at a time with
 /// the clock stopped, as the peers (`shared/tools/peer_bench.py`) load their
-/// items before timing; before the clock stops, the index catches up, timed
-/// (so every chunk boundary costs the overlap of writing and indexing there:
-/// the rate is, if anything, low). Memory stays flat because only one chunk
-/// is held at once. Each write's lag, searchable less acknowledged, is
+/// items before timing; before the clock stops, the index catches up, timed.
+/// Chunks are of 100,000 items (``BatchFeed``), so the corpus is timed as one
+/// stream, as the searchable rate is defined. Memory stays flat because only
+/// one chunk is held at once. Each write's lag, searchable less acknowledged, is
 /// measured too (``SearchableLag``).
 ///
 /// ```swift

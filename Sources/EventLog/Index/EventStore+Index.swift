@@ -355,4 +355,8 @@ public struct IndexStatus: Sendable, Equatable, CustomStringConvertible {
 extension Duration {
     /// The duration in seconds.
     var secondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    /// The duration in nanoseconds (0 when negative).
+    var nanoseconds: UInt64 {
+        components.seconds < 0 ? 0 : UInt64(components.seconds) * 1_000_000_000 + UInt64(components.attoseconds / 1_000_000_000)
+    }
 }

@@ -53,6 +53,9 @@ final class IndexFeed: @unchecked Sendable {
     let source: LogSource
     let readAhead: Int
     let end: Position?
+    /// Told the last position of each piece ``next(waiting:)`` hands over,
+    /// on the taking thread (the indexer's backlog: ``Indexer``).
+    let onTake: (@Sendable (Position) -> Void)?
     /// A piece holds at most this many events, or this much payload (one
     /// larger event whole): small enough that the applying thread starts
     /// on a write soon after it was read (the lag), large enough that the
@@ -72,10 +75,12 @@ final class IndexFeed: @unchecked Sendable {
 
     /// A feed of the events after `after` (whose link it is, as the index
     /// recorded it), through `end` when given, else forever.
-    init(log source: LogSource, after: RecordedHead, readAhead: Int, end: Position?) {
+    init(log source: LogSource, after: RecordedHead, readAhead: Int, end: Position?,
+         onTake: (@Sendable (Position) -> Void)? = nil) {
         self.source = source
         self.readAhead = readAhead
         self.end = end
+        self.onTake = onTake
         readThrough = after
     }
 
@@ -99,7 +104,12 @@ final class IndexFeed: @unchecked Sendable {
     /// none is ready (not `waiting`), when the feed is stopped, or when it
     /// reached its `end`.
     func next(waiting: Bool) -> Piece? {
-        if readAhead == 0 { return nextInline(waiting: waiting) }
+        let piece = readAhead == 0 ? nextInline(waiting: waiting) : nextQueued(waiting: waiting)
+        if let piece, let onTake { onTake(piece.last.position) }
+        return piece
+    }
+
+    private func nextQueued(waiting: Bool) -> Piece? {
         condition.lock()
         defer { condition.unlock() }
         while queue.isEmpty {

@@ -39,14 +39,23 @@ final class Indexer: @unchecked Sendable {
     private var running = false
     private var thread: JoinableThread?
     private var feed: IndexFeed?
-    /// This store's writes the index has not applied yet (the last position
-    /// of each, its payload bytes and when it was appended, in
-    /// ``StoreMetrics/now()`` nanoseconds), and their bytes: the backlog that
-    /// ``appended(through:bytes:limit:wait:)`` bounds. By position, so that
-    /// what another process's indexer applies counts too.
-    private var backlog: [(position: Position, bytes: Int, at: UInt64)] = []
+    /// This store's writes the applying thread has not taken into a
+    /// transaction yet (the last position of each and its payload bytes),
+    /// and their bytes: the backlog that ``appended(through:bytes:limit:wait:)``
+    /// bounds. By position, so that what another process's indexer applies
+    /// counts too. Taken rather than applied: the writes after a transaction
+    /// are written and prepared while it is applied and committed, so the
+    /// applying thread finds its next pieces ready.
+    private var backlog: [(position: Position, bytes: Int)] = []
     private var backlogStart = 0
     private var backlogBytes = 0
+    /// The last position the applying thread took into a transaction (or applied).
+    private var taken: Position = 0
+    /// With metrics: this store's writes the index has not applied yet (the
+    /// last position of each, and when it was appended, in
+    /// ``StoreMetrics/now()`` nanoseconds), for the lag each commit reports.
+    private var unapplied: [(position: Position, at: UInt64)] = []
+    private var unappliedStart = 0
     /// The last failure, and when the failures since the last commit began.
     private var failure: (failure: IndexFailure, since: Date)?
 
@@ -116,6 +125,40 @@ final class Indexer: @unchecked Sendable {
         condition.lock()
         applied = position
         failure = nil
+        dropBacklog(through: position)
+        let lag = metrics == nil ? nil : dropUnapplied(through: position)
+        condition.broadcast()
+        condition.unlock()
+        if let metrics, let lag {
+            metrics.recordIndexLag(positions: lag.positions, seconds: lag.seconds)
+        }
+    }
+
+    /// Under `condition`: forgets the writes applied through `position`;
+    /// returns how far the index lags this store's writes then, in positions
+    /// and in the seconds the oldest of them has waited.
+    private func dropUnapplied(through position: Position) -> (positions: UInt64, seconds: Double) {
+        while unappliedStart < unapplied.count && unapplied[unappliedStart].position <= position { unappliedStart += 1 }
+        if unappliedStart > 1_024 && unappliedStart * 2 > unapplied.count {
+            unapplied.removeFirst(unappliedStart)
+            unappliedStart = 0
+        }
+        guard unappliedStart < unapplied.count else { return (0, 0) }
+        return (unapplied[unapplied.count - 1].position - position,
+                Double(StoreMetrics.now() &- unapplied[unappliedStart].at) / 1e9)
+    }
+
+    /// The applying thread took the events through `position` into its transaction.
+    private func took(through position: Position) {
+        condition.lock()
+        dropBacklog(through: position)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Under `condition`.
+    private func dropBacklog(through position: Position) {
+        taken = max(taken, position)
         while backlogStart < backlog.count && backlog[backlogStart].position <= position {
             backlogBytes -= backlog[backlogStart].bytes
             backlogStart += 1
@@ -124,24 +167,12 @@ final class Indexer: @unchecked Sendable {
             backlog.removeFirst(backlogStart)
             backlogStart = 0
         }
-        // The lag after this commit: this store's writes still waiting, and
-        // how long the oldest of them has waited.
-        let waiting = backlogStart < backlog.count ? (last: backlog[backlog.count - 1].position, since: backlog[backlogStart].at) : nil
-        condition.broadcast()
-        condition.unlock()
-        if let metrics {
-            if let waiting {
-                metrics.recordIndexLag(positions: waiting.last - position,
-                                       seconds: Double(StoreMetrics.now() &- waiting.since) / 1e9)
-            } else {
-                metrics.recordIndexLag(positions: 0, seconds: 0)
-            }
-        }
     }
 
     /// A write of this store appended `bytes` of payload, through
     /// `position`: returns once the backlog before it (what this store
-    /// appended earlier and the index has not applied) is at most `limit`,
+    /// appended earlier and the indexer has not taken into a transaction)
+    /// is at most `limit`,
     /// or after `wait`, or at once when the indexer stopped or fails. The
     /// write itself is not counted, so that one larger than the limit (a
     /// batch of 5,000 items) still has the indexer work on it while the
@@ -149,12 +180,13 @@ final class Indexer: @unchecked Sendable {
     func appended(through position: Position, bytes: Int, limit: Int?, wait: Duration) {
         condition.lock()
         defer { condition.unlock() }
-        guard position > applied else { return }
-        backlog.append((position, bytes, metrics == nil ? 0 : StoreMetrics.now()))
+        if metrics != nil && position > applied { unapplied.append((position, StoreMetrics.now())) }
+        guard position > taken else { return }
+        backlog.append((position, bytes))
         backlogBytes += bytes
         guard let limit, backlogBytes - bytes > limit else { return }
         let deadline = Date(timeIntervalSinceNow: wait.secondsValue)
-        while backlogBytes - (applied < position ? bytes : 0) > limit && running && !stopping && failure == nil {
+        while backlogBytes - (taken < position ? bytes : 0) > limit && running && !stopping && failure == nil {
             if !condition.wait(until: deadline) { return }
         }
     }
@@ -197,7 +229,8 @@ final class Indexer: @unchecked Sendable {
             try Self.checkpointToFollow(target, log: log.environment, databases: log.databases, in: txn, logger: logger)
         }
         publish(start.position)
-        let feed = IndexFeed(log: log, after: start, readAhead: readAhead, end: nil)
+        let feed = IndexFeed(log: log, after: start, readAhead: readAhead, end: nil,
+                             onTake: { [weak self] position in self?.took(through: position) })
         condition.lock()
         guard !stopping else {
             condition.unlock()
@@ -213,10 +246,22 @@ final class Indexer: @unchecked Sendable {
             feed.stop()
         }
         var expected = start
+        var started: UInt64 = 0
         while !isStopping, let piece = feed.next(waiting: true) {
+            pause(until: started + limits.minimumInterval.nanoseconds)
+            started = DispatchTime.now().uptimeNanoseconds
             expected = try target.apply(piece, thenFrom: feed, expecting: expected, limits: limits, log: log)
             publish(expected.position)
         }
+    }
+
+    /// Waits until `deadline` (uptime nanoseconds), or until stopped.
+    private func pause(until deadline: UInt64) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard deadline > now else { return }
+        condition.lock()
+        if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: Double(deadline - now) / 1e9)) }
+        condition.unlock()
     }
 
     /// In a write transaction of the index: the checkpoint to go on from,

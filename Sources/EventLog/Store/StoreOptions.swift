@@ -53,13 +53,16 @@ public struct StoreOptions: Sendable {
     /// How large the indexer's transactions grow (``IndexTransactionLimits``).
     public var indexTransactionLimits = IndexTransactionLimits.live
     /// Payload, in bytes, that this store's writes may have appended ahead
-    /// of its indexer: a write that leaves more returns only once the
-    /// indexer is back under it (waiting at most ``indexBacklogWait``).
-    /// So under a load the indexer cannot keep up with, writes slow to its
-    /// pace instead of piling up a backlog that delays searchability without
-    /// end, and the cores go to the indexer. About a quarter of a second of
-    /// indexing. nil: never wait.
-    public var indexBacklogLimit: Int? = 4 << 20
+    /// of its indexer (not yet taken into one of its transactions): a write
+    /// that leaves more returns only once the indexer is back under it
+    /// (waiting at most ``indexBacklogWait``). So under a load the indexer
+    /// cannot keep up with, writes slow to its pace instead of piling up a
+    /// backlog that delays searchability without end, and the cores go to
+    /// the indexer. About 30 ms of indexing, so that a write is searchable
+    /// within about two of the indexer's transactions (measured at batch
+    /// 500 against 4 MiB: about 3× lower lag p99, within 3 % of the rate;
+    /// `Docs/Benchmarks.md`, issue 27). nil: never wait.
+    public var indexBacklogLimit: Int? = 512 << 10
     /// The longest a write waits for the indexer's backlog (a stopped or
     /// failing indexer never holds writes up for longer).
     public var indexBacklogWait: Duration = .seconds(1)
