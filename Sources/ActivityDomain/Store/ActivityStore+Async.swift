@@ -101,7 +101,7 @@ extension UserScoped {
     // MARK: Reads
 
     /// Several reads of this space in one read transaction
-    /// (``reading(_:)-(((SpaceReader)throws->R))``), off the cooperative threads.
+    /// (``reading(after:timeout:_:)-(_,_,((SpaceReader)throws->R))``), off the cooperative threads.
     ///
     /// ```swift
     /// let page = try await alice.reading { space in

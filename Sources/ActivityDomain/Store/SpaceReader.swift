@@ -6,7 +6,7 @@ import TextIndex
 /// The reads of one user space in one read transaction of the log (and,
 /// for search, one of the keyword index, begun just before it): what a
 /// page needs, seeing one commit and nothing after it
-/// (``UserScoped/reading(_:)-(((SpaceReader)throws->R))``).
+/// (``UserScoped/reading(after:timeout:_:)-(_,_,((SpaceReader)throws->R))``).
 ///
 /// ```swift
 /// let page = try store.user("alice").reading { space in
