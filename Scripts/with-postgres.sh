@@ -43,9 +43,6 @@ chmod 755 "$dir/restart.sh"
   || { cat "$dir/server.log" >&2; exit 1; }
 export EVENTLOG_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres"
 export EVENTLOG_TEST_POSTGRES_RESTART="$dir/restart.sh"
-# A hang guard, not a speed check: a loaded two-core run can hold the test
-# process's cooperative threads for minutes (LogShipping's StreamTables.deadline).
-export EVENTLOG_POSTGRES_DEADLINE=600
 echo "with-postgres: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (data in $dir)" >&2
 # The command runs in the background (stdin: /dev/null) so that a TERM or
 # INT sent to this script stops it and the server at once.

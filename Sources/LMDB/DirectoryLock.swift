@@ -65,25 +65,9 @@ final class DirectoryLock {
             if error == EACCES { return nil }
             throw LMDBError(code: error, call: "open(\(path))")
         }
-        // A compaction's exclusive lock outlives its release in a child that
-        // another thread is starting (between fork and exec the child holds
-        // a copy of every descriptor): wait that out, briefly, as
-        // ``exclusive(_:)`` does, before calling it a compaction.
-        let clock = ContinuousClock()
-        let deadline = clock.now + transientWait
-        while flockRetryingInterrupts(fd, LOCK_SH | LOCK_NB) != 0 {
-            let error = errno
-            if error == EWOULDBLOCK && clock.now < deadline {
-                usleep(2_000)
-                continue
-            }
-            close(fd)
-            return try sharedRefused(path, errno: error)
-        }
-        return DirectoryLock(descriptor: fd)
-    }
-
-    private static func sharedRefused(_ path: String, errno error: Int32) throws -> DirectoryLock? {
+        if flockRetryingInterrupts(fd, LOCK_SH | LOCK_NB) == 0 { return DirectoryLock(descriptor: fd) }
+        let error = errno
+        close(fd)
         switch error {
         case EWOULDBLOCK:
             throw EnvironmentBusyError(path: path, reason: .compacting)
