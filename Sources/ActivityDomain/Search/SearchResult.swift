@@ -34,10 +34,12 @@ extension SearchResult: JSONRepresentable {
     /// prints it) with `item` (``IndexedItem``'s JSON) or `saved`
     /// (``SavedActivity``'s JSON).
     public var json: JSONValue {
-        let hit: JSONValue = .object([("kind", .string(hit.kind)), ("identifier", .string(hit.identifier)), ("score", .double(hit.score))])
+        // In the order the writer sorts them to (no member shared: nothing to merge).
+        let identifier: (key: String, value: JSONValue) = ("identifier", .string(hit.identifier))
+        let kind: (key: String, value: JSONValue) = ("kind", .string(hit.kind)), score: (key: String, value: JSONValue) = ("score", .double(hit.score))
         switch document {
-        case .item(let item): return hit.merging(.object([("item", item.json)]))
-        case .activity(let saved): return hit.merging(.object([("saved", saved.json)]))
+        case .item(let item): return .object([identifier, ("item", item.json), kind, score])
+        case .activity(let saved): return .object([identifier, kind, ("saved", saved.json), score])
         }
     }
 

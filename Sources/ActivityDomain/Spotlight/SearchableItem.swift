@@ -126,9 +126,11 @@ extension SearchableItem {
     /// The JSON object of `eventlog items` (SPEC §7): absent fields omitted,
     /// dates in ISO-8601 UTC; `isUpdate` and removals are not part of a stored item.
     public var json: JSONValue {
-        var members: [String: JSONValue] = ["uniqueIdentifier": .string(uniqueIdentifier), "attributeSet": attributeSet.json]
-        if let domainIdentifier { members["domainIdentifier"] = .string(domainIdentifier) }
-        if let expirationDate { members["expirationDate"] = .string(ISO8601Time.string(from: expirationDate)) }
+        // In the order the writer sorts keys to: written as they are.
+        var members: [(key: String, value: JSONValue)] = [("attributeSet", attributeSet.json)]
+        if let domainIdentifier { members.append(("domainIdentifier", .string(domainIdentifier))) }
+        if let expirationDate { members.append(("expirationDate", .string(ISO8601Time.string(from: expirationDate)))) }
+        members.append(("uniqueIdentifier", .string(uniqueIdentifier)))
         return .object(members)
     }
 }

@@ -87,22 +87,25 @@ public struct ContentAttributeSet: Sendable, Hashable {
 
     /// The JSON object form: dates as ISO-8601 strings, `thumbnailData` as base64.
     public var json: JSONValue {
-        var members: [String: JSONValue] = [:]
-        if let title { members["title"] = .string(title) }
-        if let displayName { members["displayName"] = .string(displayName) }
-        if let contentDescription { members["contentDescription"] = .string(contentDescription) }
-        if !keywords.isEmpty { members["keywords"] = .array(keywords.map(JSONValue.string)) }
-        if !authorNames.isEmpty { members["authorNames"] = .array(authorNames.map(JSONValue.string)) }
-        if let comment { members["comment"] = .string(comment) }
-        if let contentType { members["contentType"] = .string(contentType) }
-        if let contentCreationDate { members["contentCreationDate"] = .string(ISO8601Time.string(from: contentCreationDate)) }
+        // Built in the order the writer sorts keys to (by UTF-8 bytes), so
+        // that it writes them as they are: no dictionary, no sort.
+        var members: [(key: String, value: JSONValue)] = []
+        members.reserveCapacity(8)
+        if !authorNames.isEmpty { members.append(("authorNames", .array(authorNames.map(JSONValue.string)))) }
+        if let comment { members.append(("comment", .string(comment))) }
+        if let contentCreationDate { members.append(("contentCreationDate", .string(ISO8601Time.string(from: contentCreationDate)))) }
+        if let contentDescription { members.append(("contentDescription", .string(contentDescription))) }
         if let contentModificationDate {
-            members["contentModificationDate"] = .string(ISO8601Time.string(from: contentModificationDate))
+            members.append(("contentModificationDate", .string(ISO8601Time.string(from: contentModificationDate))))
         }
-        if let rating { members["rating"] = .double(rating) }
-        if let latitude { members["latitude"] = .double(latitude) }
-        if let longitude { members["longitude"] = .double(longitude) }
-        if let thumbnailData { members["thumbnailData"] = .string(thumbnailData.base64EncodedString()) }
+        if let contentType { members.append(("contentType", .string(contentType))) }
+        if let displayName { members.append(("displayName", .string(displayName))) }
+        if !keywords.isEmpty { members.append(("keywords", .array(keywords.map(JSONValue.string)))) }
+        if let latitude { members.append(("latitude", .double(latitude))) }
+        if let longitude { members.append(("longitude", .double(longitude))) }
+        if let rating { members.append(("rating", .double(rating))) }
+        if let thumbnailData { members.append(("thumbnailData", .string(thumbnailData.base64EncodedString()))) }
+        if let title { members.append(("title", .string(title))) }
         return .object(members)
     }
 

@@ -98,11 +98,24 @@ public enum JSONValue: Sendable, Hashable {
         case .object(let members):
             // Keys sorted by their UTF-8 bytes; a repeated key (the same
             // bytes: names are bytes) keeps its last value.
+            out.append(UInt8(ascii: "{"))
+            // Members already in strictly ascending order (what the library's
+            // values and its own output parsed back give) are written as they
+            // are: no index array to sort for each object.
+            if members.indices.dropFirst().allSatisfy({ members[$0 - 1].key.utf8.lexicographicallyPrecedes(members[$0].key.utf8) }) {
+                for (n, member) in members.enumerated() {
+                    if n > 0 { out.append(UInt8(ascii: ",")) }
+                    JSONValue.writeString(member.key, to: &out)
+                    out.append(UInt8(ascii: ":"))
+                    member.value.write(to: &out)
+                }
+                out.append(UInt8(ascii: "}"))
+                return
+            }
             let order = members.indices.sorted { a, b in
                 let left = members[a].key.utf8, right = members[b].key.utf8
                 return left.elementsEqual(right) ? a < b : left.lexicographicallyPrecedes(right)
             }
-            out.append(UInt8(ascii: "{"))
             var first = true
             for (n, index) in order.enumerated() {
                 if n + 1 < order.count, members[order[n + 1]].key.utf8.elementsEqual(members[index].key.utf8) { continue }

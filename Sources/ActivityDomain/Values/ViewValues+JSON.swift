@@ -270,10 +270,10 @@ extension IndexedItem: JSONRepresentable {
     /// (of the event that first added it). `eventlog items --json` prints
     /// `uniqueIdentifier`, `domainIdentifier`, `attributeSet`, `expirationDate` of it.
     public var json: JSONValue {
-        item.json.merging(.object([
-            ("hasDefaultExpiration", .bool(hasDefaultExpiration)), ("position", jsonPosition(position)),
-            ("indexedAt", jsonTime(indexedAt)), ("firstPosition", jsonPosition(firstPosition)),
-        ]))
+        item.json.mergingSorted([
+            ("firstPosition", jsonPosition(firstPosition)), ("hasDefaultExpiration", .bool(hasDefaultExpiration)),
+            ("indexedAt", jsonTime(indexedAt)), ("position", jsonPosition(position)),
+        ])
     }
 
     public init(json: JSONValue) throws {
