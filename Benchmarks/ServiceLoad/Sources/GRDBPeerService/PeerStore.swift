@@ -143,11 +143,29 @@ final class PeerStore: Sendable {
     /// Every word must match, the last as a prefix; ranked by BM25 with the
     /// title above the rest; the user's items not expired at `now`, each
     /// with its JSON: `{"kind","identifier","score","item"}`.
-    func search(_ text: String, user: String, now: Date, limit: Int) async throws -> [JSONValue] {
+    ///
+    /// With `globalMatch` (`PEER_SEARCH=global`, a diagnostic, never the
+    /// benchmark's peer): a team's first version, which matches every
+    /// user's rows and keeps the user's afterwards, with every user's
+    /// statistics in the ranking.
+    func search(_ text: String, user: String, now: Date, limit: Int, globalMatch: Bool = false) async throws -> [JSONValue] {
         let words = text.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map { $0.replacingOccurrences(of: "\"", with: "") }
         guard !words.isEmpty else { return [] }
         let terms = words.enumerated().map { index, word in "\"\(word)\"" + (index == words.count - 1 ? "*" : "") }
-        let match = "owner:\(Self.ownerToken(user)) AND {title displayName contentDescription keywords}: (\(terms.joined(separator: " AND ")))"
+        let columns = "{title displayName contentDescription keywords}: (\(terms.joined(separator: " AND ")))"
+        if globalMatch {
+            return try await pool.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT i.id, i.json, bm25(items_fts, 0, 10, 5, 1, 5) AS rank FROM items_fts JOIN items i ON i.rowid = items_fts.rowid
+                    WHERE items_fts MATCH ? AND i.user = ? AND i.expiration > ? ORDER BY rank, i.id LIMIT ?
+                    """, arguments: [columns, user, now.timeIntervalSince1970, limit]).map { row in
+                    let score: Double = row["rank"]
+                    return JSONValue.object([("kind", .string("item")), ("identifier", .string(row["id"])), ("score", .double(-score)),
+                                             ("item", try JSONValue(parsing: row["json"]))])
+                }
+            }
+        }
+        let match = "owner:\(Self.ownerToken(user)) AND \(columns)"
         return try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT i.id, i.json, bm25(items_fts, 0, 10, 5, 1, 5) AS rank FROM items_fts JOIN items i ON i.rowid = items_fts.rowid
