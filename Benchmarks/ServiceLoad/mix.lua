@@ -4,7 +4,10 @@
 --   wrk -t2 -c64 -d20s -s mix.lua http://127.0.0.1:8080 -- MIX TOKENS WORDS ACKED
 --
 -- MIX: search (90 % searches, 10 % one item indexed), activities (create,
--- becomeCurrent of what was created, current), items (10 items a request).
+-- becomeCurrent of what was created, current), items (10 items a request);
+-- and, for profile_service.py, what the shared stack costs alone: health
+-- (GET /health, no token), current (GET /v1/current), searchonly (the
+-- search mix's searches without its writes).
 -- TOKENS: lines "user token". WORDS: one search word a line. ACKED: a file
 -- that done() fills with one acknowledged write a line ("kind user id"),
 -- paired by the X-Request-Id the service echoes.
@@ -53,7 +56,13 @@ end
 function request()
   counter = counter + 1
   local user = users[math.random(#users)]
-  if mix == "search" then
+  if mix == "health" then
+    return wrk.format("GET", "/health")
+  elseif mix == "current" then
+    return wrk.format("GET", "/v1/current", headers_for(user))
+  elseif mix == "searchonly" then
+    return wrk.format("GET", "/v1/search?q=" .. word() .. "&limit=20", headers_for(user))
+  elseif mix == "search" then
     if math.random(100) <= 90 then
       return wrk.format("GET", "/v1/search?q=" .. word() .. "&limit=20", headers_for(user))
     end

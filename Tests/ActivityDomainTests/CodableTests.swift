@@ -91,6 +91,60 @@ struct CodableTests {
                     == stored.json)
     }
 
+    @Test("a page of search results is written once, from the values' own JSON: the same bytes as members in any order, every attribute, times to the microsecond")
+    func searchPageBytes() throws {
+        var attributes = ContentAttributeSet()
+        attributes.title = "Latte \"hot\""
+        attributes.displayName = "Café"
+        attributes.contentDescription = "two\nlines"
+        attributes.keywords = ["coffee", "☕"]
+        attributes.authorNames = ["Ann"]
+        attributes.comment = "c"
+        attributes.contentType = "public.text"
+        attributes.contentCreationDate = Date(timeIntervalSince1970: 1_764_000_000.25)
+        attributes.contentModificationDate = Date(timeIntervalSince1970: 0)
+        attributes.rating = 4
+        attributes.latitude = 48.85
+        attributes.longitude = -2.35
+        attributes.thumbnailData = Data([0, 1, 2])
+        let item = SearchableItem(uniqueIdentifier: "order-1", domainIdentifier: "orders", attributeSet: attributes,
+                                  expirationDate: Date(timeIntervalSince1970: 1_766_592_000.000001))
+        let indexed = IndexedItem(item: item, hasDefaultExpiration: false, position: 7,
+                                  indexedAt: Date(timeIntervalSince1970: 1_764_000_000.123456), firstPosition: 3)
+        let page = [SearchResult(hit: SearchHit(kind: "item", identifier: "order-1", score: 1.5), document: .item(indexed)),
+                    SearchResult(hit: SearchHit(kind: "item", identifier: "order-1", score: 2), document: .item(indexed))]
+        let bytes = try ActivityJSON.bytes(page)
+        // Members given in the opposite order are sorted to the same bytes.
+        func reversed(_ value: JSONValue) -> JSONValue {
+            switch value {
+            case .object(let members): .object(members.reversed().map { ($0.key, reversed($0.value)) })
+            case .array(let values): .array(values.map(reversed))
+            default: value
+            }
+        }
+        #expect(bytes == reversed(.array(page.map(\.json))).serializedBytes())
+        // What the Encoder path wrote for the same values.
+        #expect(bytes == (try ActivityJSON.value(page)).serializedBytes())
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix(#"[{"identifier":"order-1","item":{"attributeSet":{"authorNames":["Ann"],"comment":"c","#
+                                + #""contentCreationDate":"2025-11-24T16:00:00.25Z","contentDescription":"two\nlines","#
+                                + #""contentModificationDate":"1970-01-01T00:00:00Z","contentType":"public.text","displayName":"Café","#
+                                + #""keywords":["coffee","☕"],"latitude":48.85,"longitude":-2.35,"rating":4.0,"thumbnailData":"AAEC","#
+                                + #""title":"Latte \"hot\""},"domainIdentifier":"orders","expirationDate":"2025-12-24T16:00:00.000001Z","#
+                                + #""firstPosition":3,"hasDefaultExpiration":false,"indexedAt":"2025-11-24T16:00:00.123456Z","position":7,"#
+                                + #""uniqueIdentifier":"order-1"},"kind":"item","score":1.5},"#), "\(text)")
+        // It reads back to the same page (written again: the same bytes).
+        #expect(try ActivityJSON.bytes(ActivityJSON.decode([SearchResult].self, from: text)) == bytes)
+        // An item whose JSON holds a store member already: the store's value wins, once.
+        #expect(JSONValue.object([("a", .integer(1)), ("position", .integer(0))]).mergingSorted([("position", .integer(7))]).serialized()
+                    == #"{"a":1,"position":7}"#)
+        // Members out of order are merged as merging(_:) merges them.
+        let unordered: JSONValue = .object([("z", .integer(1)), ("a", .integer(2))])
+        #expect(unordered.mergingSorted([("m", .integer(3))]).serialized() == unordered.merging(.object([("m", .integer(3))])).serialized())
+        // Years past 9999 keep the old form.
+        #expect(ISO8601Time.string(from: Date(timeIntervalSince1970: 253_402_300_800)) == "10000-01-01T00:00:00Z")
+    }
+
     @Test("the values reads return round-trip, userInfo keeping integers, doubles and tagged values apart")
     func readValuesRoundTrip() throws {
         var activity = makeActivity("a1", user: "alice") {
