@@ -126,13 +126,8 @@ struct CodableTests {
         // What the Encoder path wrote for the same values.
         #expect(bytes == (try ActivityJSON.value(page)).serializedBytes())
         let text = String(decoding: bytes, as: UTF8.self)
-        #expect(text.hasPrefix(#"[{"identifier":"order-1","item":{"attributeSet":{"authorNames":["Ann"],"comment":"c","#
-                                + #""contentCreationDate":"2025-11-24T16:00:00.25Z","contentDescription":"two\nlines","#
-                                + #""contentModificationDate":"1970-01-01T00:00:00Z","contentType":"public.text","displayName":"Café","#
-                                + #""keywords":["coffee","☕"],"latitude":48.85,"longitude":-2.35,"rating":4.0,"thumbnailData":"AAEC","#
-                                + #""title":"Latte \"hot\""},"domainIdentifier":"orders","expirationDate":"2025-12-24T16:00:00.000001Z","#
-                                + #""firstPosition":3,"hasDefaultExpiration":false,"indexedAt":"2025-11-24T16:00:00.123456Z","position":7,"#
-                                + #""uniqueIdentifier":"order-1"},"kind":"item","score":1.5},"#), "\(text)")
+        let first = #"[{"identifier":"order-1","item":{"attributeSet":{"authorNames":["Ann"],"comment":"c","contentCreationDate":"2025-11-24T16:00:00.25Z","contentDescription":"two\nlines","contentModificationDate":"1970-01-01T00:00:00Z","contentType":"public.text","displayName":"Café","keywords":["coffee","☕"],"latitude":48.85,"longitude":-2.35,"rating":4.0,"thumbnailData":"AAEC","title":"Latte \"hot\""},"domainIdentifier":"orders","expirationDate":"2025-12-24T16:00:00.000001Z","firstPosition":3,"hasDefaultExpiration":false,"indexedAt":"2025-11-24T16:00:00.123456Z","position":7,"uniqueIdentifier":"order-1"},"kind":"item","score":1.5},"#
+        #expect(text.hasPrefix(first), "\(text)")
         // It reads back to the same page (written again: the same bytes).
         #expect(try ActivityJSON.bytes(ActivityJSON.decode([SearchResult].self, from: text)) == bytes)
         // An item whose JSON holds a store member already: the store's value wins, once.
