@@ -148,7 +148,12 @@ final class PeerStore: Sendable {
     /// benchmark's peer): a team's first version, which matches every
     /// user's rows and keeps the user's afterwards, with every user's
     /// statistics in the ranking.
-    func search(_ text: String, user: String, now: Date, limit: Int, globalMatch: Bool = false) async throws -> [JSONValue] {
+    ///
+    /// With `cachedSearch` (`PEER_STATEMENTS=cached`, a diagnostic): the
+    /// search's statement is prepared once a reader connection, not each
+    /// request (GRDB's default for `sql:` requests).
+    func search(_ text: String, user: String, now: Date, limit: Int, globalMatch: Bool = false,
+                cachedSearch: Bool = false) async throws -> [JSONValue] {
         let words = text.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map { $0.replacingOccurrences(of: "\"", with: "") }
         guard !words.isEmpty else { return [] }
         let terms = words.enumerated().map { index, word in "\"\(word)\"" + (index == words.count - 1 ? "*" : "") }
@@ -166,11 +171,12 @@ final class PeerStore: Sendable {
             }
         }
         let match = "owner:\(Self.ownerToken(user)) AND \(columns)"
+        let request = SQLRequest<Row>(sql: """
+            SELECT i.id, i.json, bm25(items_fts, 0, 10, 5, 1, 5) AS rank FROM items_fts JOIN items i ON i.rowid = items_fts.rowid
+            WHERE items_fts MATCH ? AND i.expiration > ? ORDER BY rank, i.id LIMIT ?
+            """, arguments: [match, now.timeIntervalSince1970, limit], cached: cachedSearch)
         return try await pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT i.id, i.json, bm25(items_fts, 0, 10, 5, 1, 5) AS rank FROM items_fts JOIN items i ON i.rowid = items_fts.rowid
-                WHERE items_fts MATCH ? AND i.expiration > ? ORDER BY rank, i.id LIMIT ?
-                """, arguments: [match, now.timeIntervalSince1970, limit]).map { row in
+            try Row.fetchAll(db, request).map { row in
                 let score: Double = row["rank"]
                 return JSONValue.object([("kind", .string("item")), ("identifier", .string(row["id"])), ("score", .double(-score)),
                                          ("item", try JSONValue(parsing: row["json"]))])

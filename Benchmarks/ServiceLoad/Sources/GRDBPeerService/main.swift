@@ -14,6 +14,7 @@ do {
     let store = try PeerStore(path: environment["PEER_STORE"] ?? "./peer-store")
     // A diagnostic only (PeerStore.search): how the peer a team writes first compares.
     let globalMatch = environment["PEER_SEARCH"] == "global"
+    let cachedSearch = environment["PEER_STATEMENTS"] == "cached"
     let router = Router(context: ServiceRequestContext.self)
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: ErrorMiddleware())
@@ -53,7 +54,7 @@ do {
         guard let text = request.uri.queryParameters.get("q") else { throw ServiceError(.badRequest, code: "invalidValue", message: "?q= is required") }
         let limit = request.uri.queryParameters.get("limit").flatMap { Int($0) } ?? 20
         return JSONBody(JSONValue.array(try await store.search(text, user: try context.requireIdentity(), now: Date(), limit: limit,
-                                                               globalMatch: globalMatch)))
+                                                               globalMatch: globalMatch, cachedSearch: cachedSearch)))
     }
     let app = Application(router: router, configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "grdb-peer"))
     try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
