@@ -58,6 +58,33 @@ struct ItemStoreReferenceTests {
         }
     }
 
+    @Test("the record keeps where the item is and its expiration; time, domain and first position read back from the log")
+    func recordKeepsOnlyTheReference() throws {
+        try withReopenedSpotlightStore { store in
+            try store.indexSearchableItems([makeItem("order-1", domain: "orders.2024", title: "Latte")], at: at(5))
+            try store.indexSearchableItems([makeItem("order-1", domain: "orders.2025", title: "Mocha")], at: at(9))
+            let stored = try store.read { txn in
+                try store.views.items.records.withValue(forKey: SpaceKey(space: 0, "order-1"), in: txn) {
+                    try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8]($0))
+                }
+            }
+            let record = try #require(stored)
+            // Position, first position (another here), offset, length and expiration: no time, no domain, no item.
+            #expect(!record.hasItem && record.indexedAtMicros == 0 && !record.hasDomainIdentifier)
+            #expect(record.firstPosition == 1 && record.position == 2 && record.expirationDateMicros != 0)
+            let bytes: [UInt8] = try record.serializedBytes()
+            #expect(bytes.count < 24)
+            let item = try #require(try store.item("order-1"))
+            #expect(item.indexedAt == at(9) && item.position == 2 && item.firstPosition == 1)
+            #expect(item.item.domainIdentifier == "orders.2025")
+            #expect(try store.items(inDomain: "orders").map(\.uniqueIdentifier) == ["order-1"])
+            #expect(try store.items(inDomain: "orders.2024").isEmpty)
+            try store.deleteSearchableItems(withDomainIdentifiers: ["orders.2025"])
+            #expect(try store.items().isEmpty)
+            #expect(try store.eventStore.verifyViews(full: true).isEqual)
+        }
+    }
+
     @Test("the slices of a payload decode to its items; an encoding that cannot be cut is refused")
     func slices() throws {
         var event = Activitylog_V1_SearchableItemsIndexed()

@@ -12,9 +12,13 @@ import LMDB
 ///
 /// Databases:
 /// - `spotlight.items`: space, uniqueIdentifier → `SearchableItemRecord`
-///   message: where the item's bytes are in the log (the event that wrote
-///   it), its domain and expiration; not the item, whose text the log
-///   already holds (read in place through ``LogPayloads``).
+///   message of where the item's bytes are in the log (version 4): the
+///   position of the event that wrote it, the item's offset and length in
+///   that event's payload, its expiration, and the position that first
+///   added it when another. The item, its domain and the event's time are
+///   read from the log in place (``LogPayloads``), which holds them
+///   already. The expiration is kept because a forget redacts the payloads
+///   in the transaction that removes the user's expiration keys.
 /// - `spotlight.itemsByDomain`: space, first 250 UTF-8 bytes of the domain,
 ///   0x00, identifier → empty. A domain and its subdomains share a key
 ///   prefix, so a recursive listing is one cursor range; the component
@@ -29,7 +33,7 @@ import LMDB
 /// ```
 public struct SearchableItemStore: Projection {
     public var name: String { "spotlight.items" }
-    public var version: UInt32 { 3 }
+    public var version: UInt32 { 4 }
     public var databaseNames: [String] {
         ["spotlight.items", "spotlight.itemsByDomain", "spotlight.itemsByExpiration", "spotlight.clientStates"]
     }
@@ -69,17 +73,38 @@ public struct SearchableItemStore: Projection {
         try storedRecord(id, space: space, in: txn).map { try resolved($0, in: txn) }
     }
 
-    /// `record` with its item, read from the bytes of the event it refers to.
+    /// `record` with what it leaves to the log filled in: its item (read
+    /// from the bytes of the event it refers to), that event's time, its
+    /// domain and expiration, and its first position.
     func resolved(_ record: Activitylog_V1_SearchableItemRecord, in txn: ReadTransaction) throws -> Activitylog_V1_SearchableItemRecord {
-        guard record.itemLength > 0 else { return record }
+        var full = record
+        if full.firstPosition == 0 { full.firstPosition = full.position }
+        guard record.itemLength > 0 else { return full }
+        let reader = try logReader(in: txn)
+        full.item = try Self.item(of: record, in: reader)
+        guard let micros = try reader.payloads.appendedAtMicros(at: record.position, in: txn) else {
+            throw PayloadError("an item refers to position \(record.position), which the log does not hold")
+        }
+        full.indexedAtMicros = micros
+        if full.item.hasDomainIdentifier { full.domainIdentifier = full.item.domainIdentifier }
+        return full
+    }
+
+    private func logReader(in txn: ReadTransaction) throws -> LogReader {
         guard let log else {
             throw PayloadError("the item store refers to the log, and this environment has none (a rebuild's scratch views are not read)")
         }
+        return LogReader(payloads: log, transaction: txn)
+    }
+
+    /// The item a record refers to (or holds, when its event's bytes were
+    /// not in the shape ``ItemSlices`` takes), read through `log`.
+    static func item(of record: Activitylog_V1_SearchableItemRecord, in log: LogReader) throws -> Activitylog_V1_SearchableItem {
+        guard record.itemLength > 0 else { return record.item }
         let start = Int(record.itemOffset)
-        var full = record
-        full.item = try ItemSlices.item(at: record.position, start..<(start + Int(record.itemLength)),
-                                        in: LogReader(payloads: log, transaction: txn))
-        return full
+        return try ItemSlices.withItemBytes(at: record.position, start..<(start + Int(record.itemLength)), in: log) { bytes in
+            try ItemWire.item(bytes) ?? Activitylog_V1_SearchableItem(serializedBytes: [UInt8](bytes))
+        }
     }
 
     /// The item with this identifier in `space`, or nil.
@@ -133,8 +158,8 @@ public struct SearchableItemStore: Projection {
                 let id = String(decoding: key[(split + 1)...], as: UTF8.self)
                 if split - 4 < Self.domainPrefixBytes {
                     if SpotlightRules.isInDomain(String(decoding: key[4..<split], as: UTF8.self), domain) { found.append(id) }
-                } else if let record = try storedRecord(id, space: space, in: txn),
-                          SpotlightRules.isInDomain(record.domainIdentifier, domain) {
+                } else if let record = try rawRecord(id, space: space, in: txn),
+                          SpotlightRules.isInDomain(record.item.domainIdentifier, domain) {
                     found.append(id)
                 }
             }
@@ -176,7 +201,13 @@ public struct SearchableItemStore: Projection {
     // MARK: Writing
 
     public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
-        Writer(store: self, transaction: txn)
+        Writer(store: self, transaction: txn, log: try logReader(in: txn))
+    }
+
+    /// The writer reads a replaced or removed item's domain and expiration
+    /// in `log` (the live store's, in a rebuild's scratch environment).
+    public func makeWriter(in txn: WriteTransaction, log: LogReader) throws -> any ProjectionWriter {
+        Writer(store: self, transaction: txn, log: log)
     }
 
     /// Writes as it goes: the commands of the same batch read the item store.
@@ -186,22 +217,24 @@ public struct SearchableItemStore: Projection {
     final class Writer: ProjectionWriter {
         let store: SearchableItemStore
         let txn: WriteTransaction
+        let log: LogReader
 
-        init(store: SearchableItemStore, transaction: WriteTransaction) {
+        init(store: SearchableItemStore, transaction: WriteTransaction, log: LogReader) {
             self.store = store
             txn = transaction
+            self.log = log
         }
 
         func apply(_ event: RecordedEvent) throws {
-            try store.apply(event, decoded: nil, in: txn)
+            try store.apply(event, decoded: nil, in: txn, log: log)
         }
 
         func apply(_ event: RecordedEvent, prepared: (any Sendable)?) throws {
-            try store.apply(event, decoded: prepared as? SpotlightEvent, in: txn)
+            try store.apply(event, decoded: prepared as? SpotlightEvent, in: txn, log: log)
         }
     }
 
-    private func apply(_ recorded: RecordedEvent, decoded: SpotlightEvent?, in txn: WriteTransaction) throws {
+    private func apply(_ recorded: RecordedEvent, decoded: SpotlightEvent?, in txn: WriteTransaction, log: LogReader) throws {
         if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
             try removeSpace(forgotten, in: txn)
             return
@@ -216,41 +249,44 @@ public struct SearchableItemStore: Projection {
                 let item = indexed.item
                 let id = item.uniqueIdentifier
                 let old = try storedRecord(id, space: space, in: txn)
-                if let old { try unindex(old, id: id, space: space, in: txn) }
+                if let old { try unindex(old, id: id, space: space, in: txn, log: log) }
+                // Where the item is, and nothing the log holds: the domain,
+                // expiration and time are read there (version 4).
                 var record = Activitylog_V1_SearchableItemRecord()
                 if let slice = slices?[i] {
                     record.itemOffset = UInt32(slice.lowerBound)
                     record.itemLength = UInt32(slice.count)
                 } else {
                     record.item = item
+                    record.indexedAtMicros = recorded.appendedAtMicroseconds
                 }
                 record.position = recorded.position
-                record.indexedAtMicros = recorded.appendedAtMicroseconds
-                record.firstPosition = old?.firstPosition ?? recorded.position
-                if item.hasDomainIdentifier { record.domainIdentifier = item.domainIdentifier }
+                // Kept only when another (0, not written, reads as `position`).
+                let first = old.map { $0.firstPosition == 0 ? $0.position : $0.firstPosition } ?? recorded.position
+                if first != recorded.position { record.firstPosition = first }
                 record.expirationDateMicros = item.expirationDateMicros
                 try records.put(message: record, forKey: SpaceKey(space: space, id), in: txn)
-                try index(record, id: id, space: space, in: txn)
+                try index(item, id: id, space: space, in: txn)
             }
         case .itemsDeleted(let m):
-            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
         case .domainsDeleted(let m):
-            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
         case .allDeleted(let m):
-            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
             for index in m.forgottenClientStateIndexes { try clientStates.delete(SpaceKey(space: space, index), in: txn) }
         case .expiredPurged(let m):
-            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
         case .batchCommitted(let m):
             try clientStates.put([UInt8](m.clientState), forKey: SpaceKey(space: space, m.index), in: txn)
         }
     }
 
-    private func remove(_ id: String, space: UInt32, _ recorded: RecordedEvent, in txn: WriteTransaction) throws {
+    private func remove(_ id: String, space: UInt32, _ recorded: RecordedEvent, in txn: WriteTransaction, log: LogReader) throws {
         guard let record = try storedRecord(id, space: space, in: txn) else {
             throw PayloadError("\(recorded.type) at position \(recorded.position) removes item \"\(id)\", which the store does not hold")
         }
-        try unindex(record, id: id, space: space, in: txn)
+        try unindex(record, id: id, space: space, in: txn, log: log)
         try records.delete(SpaceKey(space: space, id), in: txn)
     }
 
@@ -258,15 +294,15 @@ public struct SearchableItemStore: Projection {
         SpaceKey(space: space, indexing: domain, limit: Self.domainPrefixBytes, of: id).encoded
     }
 
-    private func expirationKey(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32) -> [UInt8] {
-        ExpirationKey(micros: record.expirationDateMicros, space: space, id).encoded
+    private func expirationKey(_ micros: Int64, id: String, space: UInt32) -> [UInt8] {
+        ExpirationKey(micros: micros, space: space, id).encoded
     }
 
-    private func index(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32, in txn: WriteTransaction) throws {
-        if record.hasDomainIdentifier {
-            try byDomain.put([], forKey: domainKey(record.domainIdentifier, id: id, space: space), in: txn)
+    private func index(_ item: Activitylog_V1_SearchableItem, id: String, space: UInt32, in txn: WriteTransaction) throws {
+        if item.hasDomainIdentifier {
+            try byDomain.put([], forKey: domainKey(item.domainIdentifier, id: id, space: space), in: txn)
         }
-        try byExpiration.put([], forKey: expirationKey(record, id: id, space: space), in: txn)
+        try byExpiration.put([], forKey: expirationKey(item.expirationDateMicros, id: id, space: space), in: txn)
     }
 
     /// Everything of one space: its items (and their expiration entries,
@@ -275,7 +311,7 @@ public struct SearchableItemStore: Projection {
         var expirations: [[UInt8]] = []
         try records.forEach(inSpace: space, in: txn) { key, value in
             let record = try Activitylog_V1_SearchableItemRecord(serializedBytes: Array(value))
-            expirations.append(expirationKey(record, id: String(decoding: key, as: UTF8.self), space: space))
+            expirations.append(expirationKey(record.expirationDateMicros, id: String(decoding: key, as: UTF8.self), space: space))
             return true
         }
         for key in expirations { _ = try byExpiration.delete(key, in: txn) }
@@ -285,12 +321,14 @@ public struct SearchableItemStore: Projection {
         try SpaceKey.removeRange(clientStates, prefix: prefix, in: txn)
     }
 
-    /// Removes what ``index(_:id:space:in:)`` wrote for a stored record,
-    /// from the record alone (the item is not read).
-    private func unindex(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32, in txn: WriteTransaction) throws {
-        if record.hasDomainIdentifier {
-            try byDomain.delete(domainKey(record.domainIdentifier, id: id, space: space), in: txn)
+    /// Removes what ``index(_:id:space:in:)`` wrote for a stored record:
+    /// its item's domain is read in the log (the record keeps the expiration).
+    private func unindex(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32, in txn: WriteTransaction,
+                         log: LogReader) throws {
+        let item = try Self.item(of: record, in: log)
+        if item.hasDomainIdentifier {
+            try byDomain.delete(domainKey(item.domainIdentifier, id: id, space: space), in: txn)
         }
-        try byExpiration.delete(expirationKey(record, id: id, space: space), in: txn)
+        try byExpiration.delete(expirationKey(record.expirationDateMicros, id: id, space: space), in: txn)
     }
 }
