@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import LMDB
 import SwiftProtobuf
+import TextIndex
 import Testing
 @testable import ActivityDomain
 
@@ -81,6 +82,41 @@ struct ItemStoreReferenceTests {
             #expect(try store.items(inDomain: "orders.2024").isEmpty)
             try store.deleteSearchableItems(withDomainIdentifiers: ["orders.2025"])
             #expect(try store.items().isEmpty)
+            #expect(try store.eventStore.verifyViews(full: true).isEqual)
+        }
+    }
+
+    @Test("expiration keys are time, position and offset, appended in log order; a purge reads each item's user and identifier from its event")
+    func expirationKeysReferToEvents() throws {
+        try withReopenedSpotlightStore { store in
+            // Three users' items in one write: they share its default expiration.
+            try store.write([
+                .init(.indexSearchableItems([makeItem("z-1"), makeItem("a-2")]), user: "carol"),
+                .init(.indexSearchableItems([makeItem("m-3")]), user: "alice"),
+                .init(.indexSearchableItems([makeItem("b-4") { $0.expirationDate = at(50) }]), user: "bob"),
+                .init(.indexSearchableItems([makeItem("c-5")])),
+            ], at: at(10))
+            try store.user("alice").indexSearchableItems([makeItem("m-3", title: "again")], at: at(20))
+            let keys = try store.read { txn in
+                let db: Database<[UInt8], [UInt8]> = try txn.openDatabase("spotlight.itemsByExpiration")
+                var keys: [ExpirationKey] = []
+                let cursor = try db.cursor(in: txn)
+                var entry = try cursor.firstBytes()
+                while let e = entry {
+                    #expect(e.value.isEmpty)
+                    keys.append(try #require(ExpirationKey(decoding: [UInt8](e.key))))
+                    entry = try cursor.nextBytes()
+                }
+                return keys
+            }
+            // bob's explicit expiration first; then the default ones by position: carol's two, the default
+            // space's, and alice's replaced item under its new event (the old key is gone).
+            #expect(keys.map(\.position) == [3, 1, 1, 4, 5])
+            #expect(keys[1].part < keys[2].part && keys[1].micros == keys[3].micros)
+            #expect(try store.user("bob").purgeExpired(now: at(60)).removedItems == ["b-4"])
+            let all = try store.purgeExpired(now: ISO8601Time.date(from: "2027-01-01T00:00:00Z")!)
+            #expect(all.removedItems == ["a-2", "c-5", "m-3", "z-1"])
+            #expect(try store.user("carol").items().isEmpty && store.user("alice").items().isEmpty && store.items().isEmpty)
             #expect(try store.eventStore.verifyViews(full: true).isEqual)
         }
     }

@@ -24,8 +24,10 @@ import LMDB
 ///   prefix, so a recursive listing is one cursor range; the component
 ///   boundary is checked on the key (or, for a cut domain, the record).
 /// - `spotlight.itemsByExpiration`: expiration (µs since 1970, sign bit
-///   flipped, big-endian: byte order is time order), space, identifier →
-///   empty; what `purgeExpired` scans.
+///   flipped, big-endian: byte order is time order), position of the event
+///   that wrote the item, the item's offset in it → empty (``ExpirationKey``);
+///   what `purgeExpired` scans, reading each expired item's space and
+///   identifier from its event.
 /// - `spotlight.clientStates`: space, index name → client state bytes.
 ///
 /// ```swift
@@ -169,17 +171,55 @@ public struct SearchableItemStore: Projection {
     }
 
     /// The items expired at `now` (expiration ≤ now) in every space: space
-    /// id → identifiers, sorted.
+    /// id → identifiers, sorted. Each item's space and identifier are read
+    /// from the event its key names.
     func expiredIdentifiers(at now: Date, in txn: ReadTransaction) throws -> [UInt32: [String]] {
         let limit = now.eventMicroseconds
+        let log = try logReader(in: txn)
         var found: [UInt32: [String]] = [:]
         let cursor = try byExpiration.cursor(in: txn)
         var entry = try cursor.first()
-        while let (key, _) = entry, let expiration = ExpirationKey(decoding: key), expiration.micros <= limit {
-            found[expiration.space, default: []].append(String(decoding: expiration.identifier, as: UTF8.self))
+        while let (key, _) = entry {
+            guard let expiration = ExpirationKey(decoding: key) else {
+                throw PayloadError("spotlight.itemsByExpiration holds a \(key.count)-byte key; its keys are 20 bytes")
+            }
+            guard expiration.micros <= limit else { break }
+            let (user, id) = try expiredItem(expiration, in: log)
+            guard let space = try spaces.id(of: user, in: txn) else {
+                throw PayloadError("spotlight.itemsByExpiration names an item of user \"\(user)\" at position \(expiration.position), which spaces.byName does not hold")
+            }
+            found[space, default: []].append(id)
             entry = try cursor.next()
         }
         return found.mapValues { $0.sorted(by: utf8Less) }
+    }
+
+    /// The user and identifier of the item an expiration key names, read
+    /// from the event that wrote it: the item at that byte offset when the
+    /// event's bytes cut into its items (as the writer cut them), else the
+    /// item at that index.
+    private func expiredItem(_ key: ExpirationKey, in log: LogReader) throws -> (user: String, id: String) {
+        let type = SpotlightEventCatalog.itemsIndexed
+        let found = try log.withPayload(at: key.position) { payload -> (user: String, id: String) in
+            let user = try EventSpace.scanUser(payload, type: type, position: key.position)
+            if let slices = (try? ItemSlices.slices(payload)) ?? nil {
+                guard let slice = slices.first(where: { $0.lowerBound == Int(key.part) }) else {
+                    throw PayloadError("spotlight.itemsByExpiration names no item of \(type) at position \(key.position) (offset \(key.part))")
+                }
+                let bytes = UnsafeRawBufferPointer(rebasing: payload[slice])
+                let item = try ItemWire.item(bytes) ?? Activitylog_V1_SearchableItem(serializedBytes: [UInt8](bytes))
+                return (user, item.uniqueIdentifier)
+            }
+            let event = try Activitylog_V1_SearchableItemsIndexed(serializedBytes: [UInt8](payload))
+            guard Int(key.part) < event.items.count else {
+                throw PayloadError("spotlight.itemsByExpiration names no item of \(type) at position \(key.position) (index \(key.part))")
+            }
+            return (user, event.items[Int(key.part)].item.uniqueIdentifier)
+        }
+        guard let found else {
+            throw PayloadError("spotlight.itemsByExpiration names position \(key.position), which holds no payload (missing or redacted)")
+        }
+        return found
     }
 
     /// The client state of the named index of `space`, or nil.
@@ -204,7 +244,7 @@ public struct SearchableItemStore: Projection {
         Writer(store: self, transaction: txn, log: try logReader(in: txn))
     }
 
-    /// The writer reads a replaced or removed item's domain and expiration
+    /// The writer reads a replaced or removed item's domain
     /// in `log` (the live store's, in a rebuild's scratch environment).
     public func makeWriter(in txn: WriteTransaction, log: LogReader) throws -> any ProjectionWriter {
         Writer(store: self, transaction: txn, log: log)
@@ -259,6 +299,7 @@ public struct SearchableItemStore: Projection {
                 } else {
                     record.item = item
                     record.indexedAtMicros = recorded.appendedAtMicroseconds
+                    record.itemOffset = UInt32(i)   // its index: the expiration key's part
                 }
                 record.position = recorded.position
                 // Kept only when another (0, not written, reads as `position`).
@@ -266,7 +307,7 @@ public struct SearchableItemStore: Projection {
                 if first != recorded.position { record.firstPosition = first }
                 record.expirationDateMicros = item.expirationDateMicros
                 try records.put(message: record, forKey: SpaceKey(space: space, id), in: txn)
-                try index(item, id: id, space: space, in: txn)
+                try index(item, record: record, id: id, space: space, in: txn)
             }
         case .itemsDeleted(let m):
             for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
@@ -294,24 +335,24 @@ public struct SearchableItemStore: Projection {
         SpaceKey(space: space, indexing: domain, limit: Self.domainPrefixBytes, of: id).encoded
     }
 
-    private func expirationKey(_ micros: Int64, id: String, space: UInt32) -> [UInt8] {
-        ExpirationKey(micros: micros, space: space, id).encoded
+    private func expirationKey(_ record: Activitylog_V1_SearchableItemRecord) -> [UInt8] {
+        ExpirationKey(micros: record.expirationDateMicros, position: record.position, part: record.itemOffset).encoded
     }
 
-    private func index(_ item: Activitylog_V1_SearchableItem, id: String, space: UInt32, in txn: WriteTransaction) throws {
+    private func index(_ item: Activitylog_V1_SearchableItem, record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32,
+                       in txn: WriteTransaction) throws {
         if item.hasDomainIdentifier {
             try byDomain.put([], forKey: domainKey(item.domainIdentifier, id: id, space: space), in: txn)
         }
-        try byExpiration.put([], forKey: expirationKey(item.expirationDateMicros, id: id, space: space), in: txn)
+        try byExpiration.put([], forKey: expirationKey(record), in: txn)
     }
 
     /// Everything of one space: its items (and their expiration entries,
     /// found through the items), domains and client states.
     private func removeSpace(_ space: UInt32, in txn: WriteTransaction) throws {
         var expirations: [[UInt8]] = []
-        try records.forEach(inSpace: space, in: txn) { key, value in
-            let record = try Activitylog_V1_SearchableItemRecord(serializedBytes: Array(value))
-            expirations.append(expirationKey(record.expirationDateMicros, id: String(decoding: key, as: UTF8.self), space: space))
+        try records.forEach(inSpace: space, in: txn) { _, value in
+            expirations.append(expirationKey(try Activitylog_V1_SearchableItemRecord(serializedBytes: Array(value))))
             return true
         }
         for key in expirations { _ = try byExpiration.delete(key, in: txn) }
@@ -329,6 +370,6 @@ public struct SearchableItemStore: Projection {
         if item.hasDomainIdentifier {
             try byDomain.delete(domainKey(item.domainIdentifier, id: id, space: space), in: txn)
         }
-        try byExpiration.delete(expirationKey(record.expirationDateMicros, id: id, space: space), in: txn)
+        try byExpiration.delete(expirationKey(record), in: txn)
     }
 }
