@@ -121,6 +121,47 @@ struct ItemStoreReferenceTests {
         }
     }
 
+    @Test("the domain index holds one entry per event and domain, naming its items' offsets; replaces and deletes take theirs out")
+    func domainEntriesPerEvent() throws {
+        try withReopenedSpotlightStore { store in
+            let long = String(repeating: "d", count: 250)
+            try store.indexSearchableItems([
+                makeItem("n-1", domain: "notes"), makeItem("n-2", domain: "notes.work"), makeItem("n-3", domain: "notes"),
+                makeItem("o-1", domain: "orders"), makeItem("x-1"), makeItem("l-1", domain: long + ".a"), makeItem("l-2", domain: long + "b"),
+            ], at: at(0))
+            func entries() throws -> [(domain: String, position: UInt64, parts: Int)] {
+                try store.read { txn in
+                    let db: Database<[UInt8], [UInt8]> = try txn.openDatabase("spotlight.itemsByDomain")
+                    var rows: [(domain: String, position: UInt64, parts: Int)] = []
+                    let cursor = try db.cursor(in: txn)
+                    var entry = try cursor.firstBytes()
+                    while let e = entry {
+                        let key = [UInt8](e.key)
+                        let parts = try #require(DomainEntry.parts([UInt8](e.value)))
+                        rows.append((String(decoding: key[4..<(key.count - 9)], as: UTF8.self),
+                                     key.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, parts.count))
+                        entry = try cursor.nextBytes()
+                    }
+                    return rows
+                }
+            }
+            // Cut at 250 bytes, the two long domains share one key; the items tell them apart.
+            #expect(try entries().map { "\($0.domain.prefix(5))@\($0.position):\($0.parts)" }
+                    == ["ddddd@1:2", "notes@1:2", "notes@1:1", "order@1:1"])
+            #expect(try store.items(inDomain: "notes").map(\.uniqueIdentifier) == ["n-1", "n-2", "n-3"])
+            #expect(try store.items(inDomain: long).map(\.uniqueIdentifier) == ["l-1"])
+            #expect(try store.items(inDomain: long + "b").map(\.uniqueIdentifier) == ["l-2"])
+            try store.indexSearchableItems([makeItem("n-1", domain: "orders")], at: at(1))
+            #expect(try entries().map { "\($0.domain.prefix(5))@\($0.position):\($0.parts)" }
+                    == ["ddddd@1:2", "notes@1:1", "notes@1:1", "order@1:1", "order@2:1"])
+            #expect(try store.items(inDomain: "orders").map(\.uniqueIdentifier) == ["n-1", "o-1"])
+            try store.deleteSearchableItems(withDomainIdentifiers: ["notes", long])
+            #expect(try entries().map { "\($0.domain.prefix(5))@\($0.position):\($0.parts)" } == ["ddddd@1:1", "order@1:1", "order@2:1"])
+            #expect(try store.items().map(\.uniqueIdentifier) == ["l-2", "n-1", "o-1", "x-1"])
+            #expect(try store.eventStore.verifyViews(full: true).isEqual)
+        }
+    }
+
     @Test("the slices of a payload decode to its items; an encoding that cannot be cut is refused")
     func slices() throws {
         var event = Activitylog_V1_SearchableItemsIndexed()

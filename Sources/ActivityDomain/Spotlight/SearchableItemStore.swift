@@ -20,9 +20,13 @@ import LMDB
 ///   already. The expiration is kept because a forget redacts the payloads
 ///   in the transaction that removes the user's expiration keys.
 /// - `spotlight.itemsByDomain`: space, first 250 UTF-8 bytes of the domain,
-///   0x00, identifier → empty. A domain and its subdomains share a key
-///   prefix, so a recursive listing is one cursor range; the component
-///   boundary is checked on the key (or, for a cut domain, the record).
+///   0x00, position of the event that wrote the items (u64, big-endian) →
+///   where they are in that event (``DomainEntry``: u32 byte offsets,
+///   ascending). One key per event and domain, so that an event's items of
+///   one domain cost one entry; their identifiers are read from the event. A
+///   domain and its subdomains share a key prefix, so a recursive listing is
+///   one cursor range; the component boundary is checked on the key (or,
+///   for a cut domain, on the item).
 /// - `spotlight.itemsByExpiration`: expiration (µs since 1970, sign bit
 ///   flipped, big-endian: byte order is time order), position of the event
 ///   that wrote the item, the item's offset in it → empty (``ExpirationKey``);
@@ -147,22 +151,26 @@ public struct SearchableItemStore: Projection {
         try identifiers(inDomain: domain, space: space, in: txn).compactMap { try item($0, space: space, in: txn) }
     }
 
-    /// The identifiers of the items of `space` in `domain` or below it, sorted.
+    /// The identifiers of the items of `space` in `domain` or below it,
+    /// sorted, read from the events the domain's entries name.
     func identifiers(inDomain domain: String, space: UInt32, in txn: ReadTransaction) throws -> [String] {
         guard !domain.isEmpty else { return [] }
         let prefix = SpaceKey.indexPrefix(space: space, domain, limit: Self.domainPrefixBytes, exact: false)
+        let log = try logReader(in: txn)
         var found: [String] = []
         let cursor = try byDomain.cursor(in: txn)
         var entry = try cursor.seek(atOrAfter: prefix)
-        while let (key, _) = entry, key.starts(with: prefix) {
+        while let (key, value) = entry, key.starts(with: prefix) {
             // Domains hold no NUL (checked by the rules), so the first 0x00 after the space ends the domain part.
-            if let split = key[4...].firstIndex(of: 0) {
-                let id = String(decoding: key[(split + 1)...], as: UTF8.self)
-                if split - 4 < Self.domainPrefixBytes {
-                    if SpotlightRules.isInDomain(String(decoding: key[4..<split], as: UTF8.self), domain) { found.append(id) }
-                } else if let record = try rawRecord(id, space: space, in: txn),
-                          SpotlightRules.isInDomain(record.item.domainIdentifier, domain) {
-                    found.append(id)
+            guard let split = key[4...].firstIndex(of: 0), key.count == split + 9, let parts = DomainEntry.parts(value) else {
+                throw PayloadError("spotlight.itemsByDomain holds a malformed entry (\(key.count)-byte key, \(value.count)-byte value)")
+            }
+            let position = key[(split + 1)...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let cut = split - 4 >= Self.domainPrefixBytes
+            if cut || SpotlightRules.isInDomain(String(decoding: key[4..<split], as: UTF8.self), domain) {
+                for part in parts {
+                    let item = try Self.item(at: position, part: part, in: log).item
+                    if !cut || SpotlightRules.isInDomain(item.domainIdentifier, domain) { found.append(item.uniqueIdentifier) }
                 }
             }
             entry = try cursor.next()
@@ -184,7 +192,8 @@ public struct SearchableItemStore: Projection {
                 throw PayloadError("spotlight.itemsByExpiration holds a \(key.count)-byte key; its keys are 20 bytes")
             }
             guard expiration.micros <= limit else { break }
-            let (user, id) = try expiredItem(expiration, in: log)
+            let (user, item) = try Self.item(at: expiration.position, part: expiration.part, in: log)
+            let id = item.uniqueIdentifier
             guard let space = try spaces.id(of: user, in: txn) else {
                 throw PayloadError("spotlight.itemsByExpiration names an item of user \"\(user)\" at position \(expiration.position), which spaces.byName does not hold")
             }
@@ -194,30 +203,29 @@ public struct SearchableItemStore: Projection {
         return found.mapValues { $0.sorted(by: utf8Less) }
     }
 
-    /// The user and identifier of the item an expiration key names, read
-    /// from the event that wrote it: the item at that byte offset when the
-    /// event's bytes cut into its items (as the writer cut them), else the
-    /// item at that index.
-    private func expiredItem(_ key: ExpirationKey, in log: LogReader) throws -> (user: String, id: String) {
+    /// The user and the item that an entry of the expiration or domain index
+    /// names, read from the event that wrote it: the item at byte offset
+    /// `part` when the event's bytes cut into its items (as the writer cut
+    /// them), else the item at index `part` (a record that holds its item).
+    static func item(at position: Position, part: UInt32, in log: LogReader) throws -> (user: String, item: Activitylog_V1_SearchableItem) {
         let type = SpotlightEventCatalog.itemsIndexed
-        let found = try log.withPayload(at: key.position) { payload -> (user: String, id: String) in
-            let user = try EventSpace.scanUser(payload, type: type, position: key.position)
+        let found = try log.withPayload(at: position) { payload -> (user: String, item: Activitylog_V1_SearchableItem) in
+            let user = try EventSpace.scanUser(payload, type: type, position: position)
             if let slices = (try? ItemSlices.slices(payload)) ?? nil {
-                guard let slice = slices.first(where: { $0.lowerBound == Int(key.part) }) else {
-                    throw PayloadError("spotlight.itemsByExpiration names no item of \(type) at position \(key.position) (offset \(key.part))")
+                guard let slice = slices.first(where: { $0.lowerBound == Int(part) }) else {
+                    throw PayloadError("the item store names no item of \(type) at position \(position) (offset \(part))")
                 }
                 let bytes = UnsafeRawBufferPointer(rebasing: payload[slice])
-                let item = try ItemWire.item(bytes) ?? Activitylog_V1_SearchableItem(serializedBytes: [UInt8](bytes))
-                return (user, item.uniqueIdentifier)
+                return (user, try ItemWire.item(bytes) ?? Activitylog_V1_SearchableItem(serializedBytes: [UInt8](bytes)))
             }
             let event = try Activitylog_V1_SearchableItemsIndexed(serializedBytes: [UInt8](payload))
-            guard Int(key.part) < event.items.count else {
-                throw PayloadError("spotlight.itemsByExpiration names no item of \(type) at position \(key.position) (index \(key.part))")
+            guard Int(part) < event.items.count else {
+                throw PayloadError("the item store names no item of \(type) at position \(position) (index \(part))")
             }
-            return (user, event.items[Int(key.part)].item.uniqueIdentifier)
+            return (user, event.items[Int(part)].item)
         }
         guard let found else {
-            throw PayloadError("spotlight.itemsByExpiration names position \(key.position), which holds no payload (missing or redacted)")
+            throw PayloadError("the item store names position \(position), which holds no payload (missing or redacted)")
         }
         return found
     }
@@ -285,11 +293,13 @@ public struct SearchableItemStore: Projection {
         case .itemsIndexed(let m):
             // The items' bytes in the event, referred to instead of copied.
             let slices = ItemSlices.find(in: recorded.payload).flatMap { $0.count == m.items.count ? $0 : nil }
+            // This event's domain entries, each written once after its items, in key order.
+            var domains: [[UInt8]: [UInt32]] = [:]
             for (i, indexed) in m.items.enumerated() {
                 let item = indexed.item
                 let id = item.uniqueIdentifier
                 let old = try storedRecord(id, space: space, in: txn)
-                if let old { try unindex(old, id: id, space: space, in: txn, log: log) }
+                if let old { try unindex(old, id: id, space: space, in: txn, log: log, pending: &domains) }
                 // Where the item is, and nothing the log holds: the domain,
                 // expiration and time are read there (version 4).
                 var record = Activitylog_V1_SearchableItemRecord()
@@ -307,7 +317,13 @@ public struct SearchableItemStore: Projection {
                 if first != recorded.position { record.firstPosition = first }
                 record.expirationDateMicros = item.expirationDateMicros
                 try records.put(message: record, forKey: SpaceKey(space: space, id), in: txn)
-                try index(item, record: record, id: id, space: space, in: txn)
+                if item.hasDomainIdentifier {
+                    domains[domainKey(item.domainIdentifier, position: recorded.position, space: space), default: []].append(record.itemOffset)
+                }
+                try byExpiration.put([], forKey: expirationKey(record), in: txn)
+            }
+            for key in domains.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where !domains[key, default: []].isEmpty {
+                try byDomain.put(DomainEntry.encode(domains[key, default: []]), forKey: key, in: txn)
             }
         case .itemsDeleted(let m):
             for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
@@ -327,24 +343,17 @@ public struct SearchableItemStore: Projection {
         guard let record = try storedRecord(id, space: space, in: txn) else {
             throw PayloadError("\(recorded.type) at position \(recorded.position) removes item \"\(id)\", which the store does not hold")
         }
-        try unindex(record, id: id, space: space, in: txn, log: log)
+        var none: [[UInt8]: [UInt32]] = [:]
+        try unindex(record, id: id, space: space, in: txn, log: log, pending: &none)
         try records.delete(SpaceKey(space: space, id), in: txn)
     }
 
-    private func domainKey(_ domain: String, id: String, space: UInt32) -> [UInt8] {
-        SpaceKey(space: space, indexing: domain, limit: Self.domainPrefixBytes, of: id).encoded
+    private func domainKey(_ domain: String, position: Position, space: UInt32) -> [UInt8] {
+        SpaceKey.indexPrefix(space: space, domain, limit: Self.domainPrefixBytes, exact: true) + withUnsafeBytes(of: position.bigEndian) { Array($0) }
     }
 
     private func expirationKey(_ record: Activitylog_V1_SearchableItemRecord) -> [UInt8] {
         ExpirationKey(micros: record.expirationDateMicros, position: record.position, part: record.itemOffset).encoded
-    }
-
-    private func index(_ item: Activitylog_V1_SearchableItem, record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32,
-                       in txn: WriteTransaction) throws {
-        if item.hasDomainIdentifier {
-            try byDomain.put([], forKey: domainKey(item.domainIdentifier, id: id, space: space), in: txn)
-        }
-        try byExpiration.put([], forKey: expirationKey(record), in: txn)
     }
 
     /// Everything of one space: its items (and their expiration entries,
@@ -362,14 +371,43 @@ public struct SearchableItemStore: Projection {
         try SpaceKey.removeRange(clientStates, prefix: prefix, in: txn)
     }
 
-    /// Removes what ``index(_:id:space:in:)`` wrote for a stored record:
-    /// its item's domain is read in the log (the record keeps the expiration).
+    /// Removes a stored record's domain and expiration entries: its item's
+    /// domain is read in the log (the record keeps the expiration). An entry
+    /// of the event being applied is still in `pending`.
     private func unindex(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32, in txn: WriteTransaction,
-                         log: LogReader) throws {
+                         log: LogReader, pending: inout [[UInt8]: [UInt32]]) throws {
         let item = try Self.item(of: record, in: log)
         if item.hasDomainIdentifier {
-            try byDomain.delete(domainKey(item.domainIdentifier, id: id, space: space), in: txn)
+            let key = domainKey(item.domainIdentifier, position: record.position, space: space)
+            if let parts = pending[key] {
+                pending[key] = parts.filter { $0 != record.itemOffset }
+            } else {
+                guard let parts = try byDomain.get(key, in: txn).flatMap({ DomainEntry.parts($0) }), parts.contains(record.itemOffset) else {
+                    throw PayloadError("spotlight.itemsByDomain has no entry for item \"\(id)\" of position \(record.position)")
+                }
+                let rest = parts.filter { $0 != record.itemOffset }
+                if rest.isEmpty { try byDomain.delete(key, in: txn) } else { try byDomain.put(DomainEntry.encode(rest), forKey: key, in: txn) }
+            }
         }
         try byExpiration.delete(expirationKey(record), in: txn)
+    }
+}
+
+/// The value of a `spotlight.itemsByDomain` entry: where an event's items
+/// of one domain are in it, u32 big-endian each, ascending (their byte
+/// offsets in the payload, or their indexes for records that hold their
+/// item). `00 00 00 06 00 00 00 c4` names the items at offsets 6 and 196.
+enum DomainEntry {
+    static func encode(_ parts: [UInt32]) -> [UInt8] {
+        parts.sorted().flatMap { withUnsafeBytes(of: $0.bigEndian) { Array($0) } }
+    }
+
+    /// The parts of a stored value; nil when it is not whole u32s in ascending order.
+    static func parts<C: Collection>(_ value: C) -> [UInt32]? where C.Element == UInt8 {
+        let bytes = Array(value)
+        guard !bytes.isEmpty, bytes.count % 4 == 0 else { return nil }
+        let parts = stride(from: 0, to: bytes.count, by: 4).map { i in bytes[i..<(i + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
+        guard zip(parts, parts.dropFirst()).allSatisfy({ $0 < $1 }) else { return nil }
+        return parts
     }
 }
