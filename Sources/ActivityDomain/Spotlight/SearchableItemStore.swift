@@ -168,9 +168,9 @@ public struct SearchableItemStore: Projection {
             let position = key[(split + 1)...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             let cut = split - 4 >= Self.domainPrefixBytes
             if cut || SpotlightRules.isInDomain(String(decoding: key[4..<split], as: UTF8.self), domain) {
-                for part in parts {
-                    let item = try Self.item(at: position, part: part, in: log).item
-                    if !cut || SpotlightRules.isInDomain(item.domainIdentifier, domain) { found.append(item.uniqueIdentifier) }
+                for item in try Self.items(at: position, parts: parts, in: log).items
+                where !cut || SpotlightRules.isInDomain(item.domainIdentifier, domain) {
+                    found.append(item.uniqueIdentifier)
                 }
             }
             entry = try cursor.next()
@@ -184,7 +184,8 @@ public struct SearchableItemStore: Projection {
     func expiredIdentifiers(at now: Date, in txn: ReadTransaction) throws -> [UInt32: [String]] {
         let limit = now.eventMicroseconds
         let log = try logReader(in: txn)
-        var found: [UInt32: [String]] = [:]
+        // The expired items' parts by event, so that each event is read and cut once.
+        var parts: [Position: [UInt32]] = [:]
         let cursor = try byExpiration.cursor(in: txn)
         var entry = try cursor.first()
         while let (key, _) = entry {
@@ -192,37 +193,45 @@ public struct SearchableItemStore: Projection {
                 throw PayloadError("spotlight.itemsByExpiration holds a \(key.count)-byte key; its keys are 20 bytes")
             }
             guard expiration.micros <= limit else { break }
-            let (user, item) = try Self.item(at: expiration.position, part: expiration.part, in: log)
-            let id = item.uniqueIdentifier
-            guard let space = try spaces.id(of: user, in: txn) else {
-                throw PayloadError("spotlight.itemsByExpiration names an item of user \"\(user)\" at position \(expiration.position), which spaces.byName does not hold")
-            }
-            found[space, default: []].append(id)
+            parts[expiration.position, default: []].append(expiration.part)
             entry = try cursor.next()
+        }
+        var found: [UInt32: [String]] = [:]
+        for (position, parts) in parts {
+            let (user, items) = try Self.items(at: position, parts: parts, in: log)
+            guard let space = try spaces.id(of: user, in: txn) else {
+                throw PayloadError("spotlight.itemsByExpiration names an item of user \"\(user)\" at position \(position), which spaces.byName does not hold")
+            }
+            found[space, default: []].append(contentsOf: items.map(\.uniqueIdentifier))
         }
         return found.mapValues { $0.sorted(by: utf8Less) }
     }
 
-    /// The user and the item that an entry of the expiration or domain index
-    /// names, read from the event that wrote it: the item at byte offset
+    /// The user and the items that entries of the expiration or domain index
+    /// name in one event, read from it (cut once): the item at byte offset
     /// `part` when the event's bytes cut into its items (as the writer cut
-    /// them), else the item at index `part` (a record that holds its item).
-    static func item(at position: Position, part: UInt32, in log: LogReader) throws -> (user: String, item: Activitylog_V1_SearchableItem) {
+    /// them), else the item at index `part` (records that hold their item).
+    static func items(at position: Position, parts: [UInt32], in log: LogReader) throws -> (user: String, items: [Activitylog_V1_SearchableItem]) {
         let type = SpotlightEventCatalog.itemsIndexed
-        let found = try log.withPayload(at: position) { payload -> (user: String, item: Activitylog_V1_SearchableItem) in
+        let found = try log.withPayload(at: position) { payload -> (user: String, items: [Activitylog_V1_SearchableItem]) in
             let user = try EventSpace.scanUser(payload, type: type, position: position)
             if let slices = (try? ItemSlices.slices(payload)) ?? nil {
-                guard let slice = slices.first(where: { $0.lowerBound == Int(part) }) else {
-                    throw PayloadError("the item store names no item of \(type) at position \(position) (offset \(part))")
-                }
-                let bytes = UnsafeRawBufferPointer(rebasing: payload[slice])
-                return (user, try ItemWire.item(bytes) ?? Activitylog_V1_SearchableItem(serializedBytes: [UInt8](bytes)))
+                let byOffset = Dictionary(slices.map { ($0.lowerBound, $0) }, uniquingKeysWith: { first, _ in first })
+                return (user, try parts.map { part in
+                    guard let slice = byOffset[Int(part)] else {
+                        throw PayloadError("the item store names no item of \(type) at position \(position) (offset \(part))")
+                    }
+                    let bytes = UnsafeRawBufferPointer(rebasing: payload[slice])
+                    return try ItemWire.item(bytes) ?? Activitylog_V1_SearchableItem(serializedBytes: [UInt8](bytes))
+                })
             }
             let event = try Activitylog_V1_SearchableItemsIndexed(serializedBytes: [UInt8](payload))
-            guard Int(part) < event.items.count else {
-                throw PayloadError("the item store names no item of \(type) at position \(position) (index \(part))")
-            }
-            return (user, event.items[Int(part)].item)
+            return (user, try parts.map { part in
+                guard Int(part) < event.items.count else {
+                    throw PayloadError("the item store names no item of \(type) at position \(position) (index \(part))")
+                }
+                return event.items[Int(part)].item
+            })
         }
         guard let found else {
             throw PayloadError("the item store names position \(position), which holds no payload (missing or redacted)")
