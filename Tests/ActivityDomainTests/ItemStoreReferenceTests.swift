@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import LMDB
 import SwiftProtobuf
+import TextIndex
 import Testing
 @testable import ActivityDomain
 
@@ -55,6 +56,109 @@ struct ItemStoreReferenceTests {
             #expect(y.item.attributeSet.rating == 5)
             #expect(y.position == 3 && y.firstPosition == 1)
             #expect(try store.items(inDomain: "orders").isEmpty)
+        }
+    }
+
+    @Test("the record keeps where the item is and its expiration; time, domain and first position read back from the log")
+    func recordKeepsOnlyTheReference() throws {
+        try withReopenedSpotlightStore { store in
+            try store.indexSearchableItems([makeItem("order-1", domain: "orders.2024", title: "Latte")], at: at(5))
+            try store.indexSearchableItems([makeItem("order-1", domain: "orders.2025", title: "Mocha")], at: at(9))
+            let stored = try store.read { txn in
+                try store.views.items.records.withValue(forKey: SpaceKey(space: 0, "order-1"), in: txn) {
+                    try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8]($0))
+                }
+            }
+            let record = try #require(stored)
+            // Position, first position (another here), offset, length and expiration: no time, no domain, no item.
+            #expect(!record.hasItem && record.indexedAtMicros == 0 && !record.hasDomainIdentifier)
+            #expect(record.firstPosition == 1 && record.position == 2 && record.expirationDateMicros != 0)
+            let bytes: [UInt8] = try record.serializedBytes()
+            #expect(bytes.count < 24)
+            let item = try #require(try store.item("order-1"))
+            #expect(item.indexedAt == at(9) && item.position == 2 && item.firstPosition == 1)
+            #expect(item.item.domainIdentifier == "orders.2025")
+            #expect(try store.items(inDomain: "orders").map(\.uniqueIdentifier) == ["order-1"])
+            #expect(try store.items(inDomain: "orders.2024").isEmpty)
+            try store.deleteSearchableItems(withDomainIdentifiers: ["orders.2025"])
+            #expect(try store.items().isEmpty)
+            #expect(try store.eventStore.verifyViews(full: true).isEqual)
+        }
+    }
+
+    @Test("expiration keys are time, position and offset, appended in log order; a purge reads each item's user and identifier from its event")
+    func expirationKeysReferToEvents() throws {
+        try withReopenedSpotlightStore { store in
+            // Three users' items in one write: they share its default expiration.
+            try store.write([
+                .init(.indexSearchableItems([makeItem("z-1"), makeItem("a-2")]), user: "carol"),
+                .init(.indexSearchableItems([makeItem("m-3")]), user: "alice"),
+                .init(.indexSearchableItems([makeItem("b-4") { $0.expirationDate = at(50) }]), user: "bob"),
+                .init(.indexSearchableItems([makeItem("c-5")])),
+            ], at: at(10))
+            try store.user("alice").indexSearchableItems([makeItem("m-3", title: "again")], at: at(20))
+            let keys = try store.read { txn in
+                let db: Database<[UInt8], [UInt8]> = try txn.openDatabase("spotlight.itemsByExpiration")
+                var keys: [ExpirationKey] = []
+                let cursor = try db.cursor(in: txn)
+                var entry = try cursor.firstBytes()
+                while let e = entry {
+                    #expect(e.value.isEmpty)
+                    keys.append(try #require(ExpirationKey(decoding: [UInt8](e.key))))
+                    entry = try cursor.nextBytes()
+                }
+                return keys
+            }
+            // bob's explicit expiration first; then the default ones by position: carol's two, the default
+            // space's, and alice's replaced item under its new event (the old key is gone).
+            #expect(keys.map(\.position) == [3, 1, 1, 4, 5])
+            #expect(keys[1].part < keys[2].part && keys[1].micros == keys[3].micros)
+            #expect(try store.user("bob").purgeExpired(now: at(60)).removedItems == ["b-4"])
+            let all = try store.purgeExpired(now: ISO8601Time.date(from: "2027-01-01T00:00:00Z")!)
+            #expect(all.removedItems == ["a-2", "c-5", "m-3", "z-1"])
+            #expect(try store.user("carol").items().isEmpty && store.user("alice").items().isEmpty && store.items().isEmpty)
+            #expect(try store.eventStore.verifyViews(full: true).isEqual)
+        }
+    }
+
+    @Test("the domain index holds one entry per event and domain, naming its items' offsets; replaces and deletes take theirs out")
+    func domainEntriesPerEvent() throws {
+        try withReopenedSpotlightStore { store in
+            let long = String(repeating: "d", count: 250)
+            try store.indexSearchableItems([
+                makeItem("n-1", domain: "notes"), makeItem("n-2", domain: "notes.work"), makeItem("n-3", domain: "notes"),
+                makeItem("o-1", domain: "orders"), makeItem("x-1"), makeItem("l-1", domain: long + ".a"), makeItem("l-2", domain: long + "b"),
+            ], at: at(0))
+            func entries() throws -> [(domain: String, position: UInt64, parts: Int)] {
+                try store.read { txn in
+                    let db: Database<[UInt8], [UInt8]> = try txn.openDatabase("spotlight.itemsByDomain")
+                    var rows: [(domain: String, position: UInt64, parts: Int)] = []
+                    let cursor = try db.cursor(in: txn)
+                    var entry = try cursor.firstBytes()
+                    while let e = entry {
+                        let key = [UInt8](e.key)
+                        let parts = try #require(DomainEntry.parts([UInt8](e.value)))
+                        rows.append((String(decoding: key[4..<(key.count - 9)], as: UTF8.self),
+                                     key.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, parts.count))
+                        entry = try cursor.nextBytes()
+                    }
+                    return rows
+                }
+            }
+            // Cut at 250 bytes, the two long domains share one key; the items tell them apart.
+            #expect(try entries().map { "\($0.domain.prefix(5))@\($0.position):\($0.parts)" }
+                    == ["ddddd@1:2", "notes@1:2", "notes@1:1", "order@1:1"])
+            #expect(try store.items(inDomain: "notes").map(\.uniqueIdentifier) == ["n-1", "n-2", "n-3"])
+            #expect(try store.items(inDomain: long).map(\.uniqueIdentifier) == ["l-1"])
+            #expect(try store.items(inDomain: long + "b").map(\.uniqueIdentifier) == ["l-2"])
+            try store.indexSearchableItems([makeItem("n-1", domain: "orders")], at: at(1))
+            #expect(try entries().map { "\($0.domain.prefix(5))@\($0.position):\($0.parts)" }
+                    == ["ddddd@1:2", "notes@1:1", "notes@1:1", "order@1:1", "order@2:1"])
+            #expect(try store.items(inDomain: "orders").map(\.uniqueIdentifier) == ["n-1", "o-1"])
+            try store.deleteSearchableItems(withDomainIdentifiers: ["notes", long])
+            #expect(try entries().map { "\($0.domain.prefix(5))@\($0.position):\($0.parts)" } == ["ddddd@1:1", "order@1:1", "order@2:1"])
+            #expect(try store.items().map(\.uniqueIdentifier) == ["l-2", "n-1", "o-1", "x-1"])
+            #expect(try store.eventStore.verifyViews(full: true).isEqual)
         }
     }
 

@@ -263,6 +263,7 @@ struct UserSpaceIsolationTests {
             guard let excluded = try store.views.spaces.id(of: user, in: txn) else { return [:] }
             let prefix = SpaceKey.prefix(of: excluded)
             var result: [String: [[UInt8]]] = [:]
+            let events: Database<[UInt8], [UInt8]> = try txn.openDatabase("spaces.events")
             for projection in store.views.all {
                 for name in projection.databaseNames {
                     let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
@@ -271,8 +272,9 @@ struct UserSpaceIsolationTests {
                     var rows: [[UInt8]] = []
                     while let e = entry {
                         let key = [UInt8](e.key)
-                        // The expiration index keys start with a time, then the space.
-                        let owned = name == "spotlight.itemsByExpiration" ? Array(key.dropFirst(8).prefix(4)) == prefix
+                        // The expiration index keys start with a time, then the position of the
+                        // event that wrote the item: the user's when spaces.events lists it.
+                        let owned = name == "spotlight.itemsByExpiration" ? try events.get(prefix + key.dropFirst(8).prefix(8), in: txn) != nil
                             : name == "spaces.byName" || name == "activity.registry.types" ? false
                             : key.starts(with: prefix)
                         if !owned { rows.append(key + [0xFF] + [UInt8](e.value)) }

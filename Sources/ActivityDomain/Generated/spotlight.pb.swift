@@ -315,8 +315,14 @@ nonisolated struct Activitylog_V1_IndexBatchCommitted: Sendable {
 /// payload of the event at `position` (that event's IndexedItem.item field,
 /// which holds the whole item, merged ones included). `item` is set only when
 /// the event's bytes could not be cut into its items (never for events this
-/// code writes); then item_length is 0. Removing an item needs only its
-/// domain and expiration, kept here, so a projection never reads the log.
+/// code writes); then item_length is 0, and indexed_at_micros is set.
+///
+/// Projection version 4 writes only what the log does not hold: position,
+/// item_offset, item_length, expiration_date_micros (a forget redacts the
+/// payloads in the transaction that removes the user's expiration keys), and
+/// first_position when it is not `position` (0 reads as `position`). The
+/// event's time is read from its record's header, the domain from the item's
+/// bytes. Version 3 also kept indexed_at_micros and domain_identifier.
 nonisolated struct Activitylog_V1_SearchableItemRecord: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -334,16 +340,17 @@ nonisolated struct Activitylog_V1_SearchableItemRecord: Sendable {
   /// the event that wrote this state
   var position: UInt64 = 0
 
-  /// that event's time
+  /// that event's time (only with `item`)
   var indexedAtMicros: Int64 = 0
 
-  /// the event that first added the item
+  /// the event that first added the item, when not `position`
   var firstPosition: UInt64 = 0
 
   var itemOffset: UInt32 = 0
 
   var itemLength: UInt32 = 0
 
+  /// not written since version 4
   var domainIdentifier: String {
     get {_domainIdentifier ?? String()}
     set {_domainIdentifier = newValue}

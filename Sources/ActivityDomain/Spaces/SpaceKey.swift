@@ -123,23 +123,31 @@ extension Database where Key == SpaceKey {
     }
 }
 
-/// A key of the items' expiration index: the expiration (microseconds
-/// since 1970 with the sign bit flipped, big-endian, so that byte order is
-/// time order), then the space (u32, big-endian), then the identifier. The
-/// time leads: `purgeExpired` walks every space's expired items as one range.
+/// A key of the items' expiration index (item store version 4): the
+/// expiration (microseconds since 1970 with the sign bit flipped,
+/// big-endian, so that byte order is time order), then the position of the
+/// event that wrote the item (u64, big-endian), then where the item is in
+/// that event (u32, big-endian: its byte offset in the payload, or, for a
+/// record that holds its item, its index among the event's items). No
+/// value: the space and the identifier are read from that event. The time
+/// leads, so that `purgeExpired` walks every space's expired items as one
+/// range; the position follows, so that a transaction's items, which share
+/// the default expiration of its time, are appended at the end of the tree
+/// instead of split into every space's range (full pages, few touched).
 ///
 /// ```swift
-/// let key = ExpirationKey(micros: 0, space: 3, "o1").encoded   // 80 00 00 00 00 00 00 00 00 00 00 03 6f 31
+/// let key = ExpirationKey(micros: 0, position: 7, part: 6).encoded
+/// // 80 00 00 00 00 00 00 00  00 00 00 00 00 00 00 07  00 00 00 06
 /// ```
 struct ExpirationKey: Sendable, Equatable {
     var micros: Int64
-    var space: UInt32
-    var identifier: [UInt8]
+    var position: UInt64
+    var part: UInt32
 
-    init(micros: Int64, space: UInt32, _ identifier: String) {
+    init(micros: Int64, position: UInt64, part: UInt32) {
         self.micros = micros
-        self.space = space
-        self.identifier = Array(identifier.utf8)
+        self.position = position
+        self.part = part
     }
 
     /// The 8 bytes of the time: every key before a time sorts before these bytes.
@@ -147,14 +155,16 @@ struct ExpirationKey: Sendable, Equatable {
         withUnsafeBytes(of: (UInt64(bitPattern: micros) ^ (1 << 63)).bigEndian) { Array($0) }
     }
 
-    var encoded: [UInt8] { Self.timeBytes(micros) + SpaceKey.prefix(of: space) + identifier }
+    var encoded: [UInt8] {
+        Self.timeBytes(micros) + withUnsafeBytes(of: position.bigEndian) { Array($0) } + withUnsafeBytes(of: part.bigEndian) { Array($0) }
+    }
 
-    /// A stored key read back; nil when it is too short to be one.
+    /// A stored key read back; nil when it is not 20 bytes.
     init?(decoding key: [UInt8]) {
-        guard key.count > 12 else { return nil }
+        guard key.count == 20 else { return nil }
         micros = Int64(bitPattern: key[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } ^ (1 << 63))
-        space = key[8..<12].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        identifier = Array(key[12...])
+        position = key[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        part = key[16..<20].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
     }
 }
 

@@ -12,16 +12,26 @@ import LMDB
 ///
 /// Databases:
 /// - `spotlight.items`: space, uniqueIdentifier → `SearchableItemRecord`
-///   message: where the item's bytes are in the log (the event that wrote
-///   it), its domain and expiration; not the item, whose text the log
-///   already holds (read in place through ``LogPayloads``).
+///   message of where the item's bytes are in the log (version 4): the
+///   position of the event that wrote it, the item's offset and length in
+///   that event's payload, its expiration, and the position that first
+///   added it when another. The item, its domain and the event's time are
+///   read from the log in place (``LogPayloads``), which holds them
+///   already. The expiration is kept because a forget redacts the payloads
+///   in the transaction that removes the user's expiration keys.
 /// - `spotlight.itemsByDomain`: space, first 250 UTF-8 bytes of the domain,
-///   0x00, identifier → empty. A domain and its subdomains share a key
-///   prefix, so a recursive listing is one cursor range; the component
-///   boundary is checked on the key (or, for a cut domain, the record).
+///   0x00, position of the event that wrote the items (u64, big-endian) →
+///   where they are in that event (``DomainEntry``: u32 byte offsets,
+///   ascending). One key per event and domain, so that an event's items of
+///   one domain cost one entry; their identifiers are read from the event. A
+///   domain and its subdomains share a key prefix, so a recursive listing is
+///   one cursor range; the component boundary is checked on the key (or,
+///   for a cut domain, on the item).
 /// - `spotlight.itemsByExpiration`: expiration (µs since 1970, sign bit
-///   flipped, big-endian: byte order is time order), space, identifier →
-///   empty; what `purgeExpired` scans.
+///   flipped, big-endian: byte order is time order), position of the event
+///   that wrote the item, the item's offset in it → empty (``ExpirationKey``);
+///   what `purgeExpired` scans, reading each expired item's space and
+///   identifier from its event.
 /// - `spotlight.clientStates`: space, index name → client state bytes.
 ///
 /// ```swift
@@ -29,7 +39,7 @@ import LMDB
 /// ```
 public struct SearchableItemStore: Projection {
     public var name: String { "spotlight.items" }
-    public var version: UInt32 { 3 }
+    public var version: UInt32 { 4 }
     public var databaseNames: [String] {
         ["spotlight.items", "spotlight.itemsByDomain", "spotlight.itemsByExpiration", "spotlight.clientStates"]
     }
@@ -69,17 +79,38 @@ public struct SearchableItemStore: Projection {
         try storedRecord(id, space: space, in: txn).map { try resolved($0, in: txn) }
     }
 
-    /// `record` with its item, read from the bytes of the event it refers to.
+    /// `record` with what it leaves to the log filled in: its item (read
+    /// from the bytes of the event it refers to), that event's time, its
+    /// domain and expiration, and its first position.
     func resolved(_ record: Activitylog_V1_SearchableItemRecord, in txn: ReadTransaction) throws -> Activitylog_V1_SearchableItemRecord {
-        guard record.itemLength > 0 else { return record }
+        var full = record
+        if full.firstPosition == 0 { full.firstPosition = full.position }
+        guard record.itemLength > 0 else { return full }
+        let reader = try logReader(in: txn)
+        full.item = try Self.item(of: record, in: reader)
+        guard let micros = try reader.payloads.appendedAtMicros(at: record.position, in: txn) else {
+            throw PayloadError("an item refers to position \(record.position), which the log does not hold")
+        }
+        full.indexedAtMicros = micros
+        if full.item.hasDomainIdentifier { full.domainIdentifier = full.item.domainIdentifier }
+        return full
+    }
+
+    private func logReader(in txn: ReadTransaction) throws -> LogReader {
         guard let log else {
             throw PayloadError("the item store refers to the log, and this environment has none (a rebuild's scratch views are not read)")
         }
+        return LogReader(payloads: log, transaction: txn)
+    }
+
+    /// The item a record refers to (or holds, when its event's bytes were
+    /// not in the shape ``ItemSlices`` takes), read through `log`.
+    static func item(of record: Activitylog_V1_SearchableItemRecord, in log: LogReader) throws -> Activitylog_V1_SearchableItem {
+        guard record.itemLength > 0 else { return record.item }
         let start = Int(record.itemOffset)
-        var full = record
-        full.item = try ItemSlices.item(at: record.position, start..<(start + Int(record.itemLength)),
-                                        in: LogReader(payloads: log, transaction: txn))
-        return full
+        return try ItemSlices.withItemBytes(at: record.position, start..<(start + Int(record.itemLength)), in: log) { bytes in
+            try ItemWire.item(bytes) ?? Activitylog_V1_SearchableItem(serializedBytes: [UInt8](bytes))
+        }
     }
 
     /// The item with this identifier in `space`, or nil.
@@ -120,22 +151,26 @@ public struct SearchableItemStore: Projection {
         try identifiers(inDomain: domain, space: space, in: txn).compactMap { try item($0, space: space, in: txn) }
     }
 
-    /// The identifiers of the items of `space` in `domain` or below it, sorted.
+    /// The identifiers of the items of `space` in `domain` or below it,
+    /// sorted, read from the events the domain's entries name.
     func identifiers(inDomain domain: String, space: UInt32, in txn: ReadTransaction) throws -> [String] {
         guard !domain.isEmpty else { return [] }
         let prefix = SpaceKey.indexPrefix(space: space, domain, limit: Self.domainPrefixBytes, exact: false)
+        let log = try logReader(in: txn)
         var found: [String] = []
         let cursor = try byDomain.cursor(in: txn)
         var entry = try cursor.seek(atOrAfter: prefix)
-        while let (key, _) = entry, key.starts(with: prefix) {
+        while let (key, value) = entry, key.starts(with: prefix) {
             // Domains hold no NUL (checked by the rules), so the first 0x00 after the space ends the domain part.
-            if let split = key[4...].firstIndex(of: 0) {
-                let id = String(decoding: key[(split + 1)...], as: UTF8.self)
-                if split - 4 < Self.domainPrefixBytes {
-                    if SpotlightRules.isInDomain(String(decoding: key[4..<split], as: UTF8.self), domain) { found.append(id) }
-                } else if let record = try storedRecord(id, space: space, in: txn),
-                          SpotlightRules.isInDomain(record.domainIdentifier, domain) {
-                    found.append(id)
+            guard let split = key[4...].firstIndex(of: 0), key.count == split + 9, let parts = DomainEntry.parts(value) else {
+                throw PayloadError("spotlight.itemsByDomain holds a malformed entry (\(key.count)-byte key, \(value.count)-byte value)")
+            }
+            let position = key[(split + 1)...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let cut = split - 4 >= Self.domainPrefixBytes
+            if cut || SpotlightRules.isInDomain(String(decoding: key[4..<split], as: UTF8.self), domain) {
+                for item in try Self.items(at: position, parts: parts, in: log).items
+                where !cut || SpotlightRules.isInDomain(item.domainIdentifier, domain) {
+                    found.append(item.uniqueIdentifier)
                 }
             }
             entry = try cursor.next()
@@ -144,17 +179,64 @@ public struct SearchableItemStore: Projection {
     }
 
     /// The items expired at `now` (expiration ≤ now) in every space: space
-    /// id → identifiers, sorted.
+    /// id → identifiers, sorted. Each item's space and identifier are read
+    /// from the event its key names.
     func expiredIdentifiers(at now: Date, in txn: ReadTransaction) throws -> [UInt32: [String]] {
         let limit = now.eventMicroseconds
-        var found: [UInt32: [String]] = [:]
+        let log = try logReader(in: txn)
+        // The expired items' parts by event, so that each event is read and cut once.
+        var parts: [Position: [UInt32]] = [:]
         let cursor = try byExpiration.cursor(in: txn)
         var entry = try cursor.first()
-        while let (key, _) = entry, let expiration = ExpirationKey(decoding: key), expiration.micros <= limit {
-            found[expiration.space, default: []].append(String(decoding: expiration.identifier, as: UTF8.self))
+        while let (key, _) = entry {
+            guard let expiration = ExpirationKey(decoding: key) else {
+                throw PayloadError("spotlight.itemsByExpiration holds a \(key.count)-byte key; its keys are 20 bytes")
+            }
+            guard expiration.micros <= limit else { break }
+            parts[expiration.position, default: []].append(expiration.part)
             entry = try cursor.next()
         }
+        var found: [UInt32: [String]] = [:]
+        for (position, parts) in parts {
+            let (user, items) = try Self.items(at: position, parts: parts, in: log)
+            guard let space = try spaces.id(of: user, in: txn) else {
+                throw PayloadError("spotlight.itemsByExpiration names an item of user \"\(user)\" at position \(position), which spaces.byName does not hold")
+            }
+            found[space, default: []].append(contentsOf: items.map(\.uniqueIdentifier))
+        }
         return found.mapValues { $0.sorted(by: utf8Less) }
+    }
+
+    /// The user and the items that entries of the expiration or domain index
+    /// name in one event, read from it (cut once): the item at byte offset
+    /// `part` when the event's bytes cut into its items (as the writer cut
+    /// them), else the item at index `part` (records that hold their item).
+    static func items(at position: Position, parts: [UInt32], in log: LogReader) throws -> (user: String, items: [Activitylog_V1_SearchableItem]) {
+        let type = SpotlightEventCatalog.itemsIndexed
+        let found = try log.withPayload(at: position) { payload -> (user: String, items: [Activitylog_V1_SearchableItem]) in
+            let user = try EventSpace.scanUser(payload, type: type, position: position)
+            if let slices = (try? ItemSlices.slices(payload)) ?? nil {
+                let byOffset = Dictionary(slices.map { ($0.lowerBound, $0) }, uniquingKeysWith: { first, _ in first })
+                return (user, try parts.map { part in
+                    guard let slice = byOffset[Int(part)] else {
+                        throw PayloadError("the item store names no item of \(type) at position \(position) (offset \(part))")
+                    }
+                    let bytes = UnsafeRawBufferPointer(rebasing: payload[slice])
+                    return try ItemWire.item(bytes) ?? Activitylog_V1_SearchableItem(serializedBytes: [UInt8](bytes))
+                })
+            }
+            let event = try Activitylog_V1_SearchableItemsIndexed(serializedBytes: [UInt8](payload))
+            return (user, try parts.map { part in
+                guard Int(part) < event.items.count else {
+                    throw PayloadError("the item store names no item of \(type) at position \(position) (index \(part))")
+                }
+                return event.items[Int(part)].item
+            })
+        }
+        guard let found else {
+            throw PayloadError("the item store names position \(position), which holds no payload (missing or redacted)")
+        }
+        return found
     }
 
     /// The client state of the named index of `space`, or nil.
@@ -176,7 +258,13 @@ public struct SearchableItemStore: Projection {
     // MARK: Writing
 
     public func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
-        Writer(store: self, transaction: txn)
+        Writer(store: self, transaction: txn, log: try logReader(in: txn))
+    }
+
+    /// The writer reads a replaced or removed item's domain
+    /// in `log` (the live store's, in a rebuild's scratch environment).
+    public func makeWriter(in txn: WriteTransaction, log: LogReader) throws -> any ProjectionWriter {
+        Writer(store: self, transaction: txn, log: log)
     }
 
     /// Writes as it goes: the commands of the same batch read the item store.
@@ -186,22 +274,24 @@ public struct SearchableItemStore: Projection {
     final class Writer: ProjectionWriter {
         let store: SearchableItemStore
         let txn: WriteTransaction
+        let log: LogReader
 
-        init(store: SearchableItemStore, transaction: WriteTransaction) {
+        init(store: SearchableItemStore, transaction: WriteTransaction, log: LogReader) {
             self.store = store
             txn = transaction
+            self.log = log
         }
 
         func apply(_ event: RecordedEvent) throws {
-            try store.apply(event, decoded: nil, in: txn)
+            try store.apply(event, decoded: nil, in: txn, log: log)
         }
 
         func apply(_ event: RecordedEvent, prepared: (any Sendable)?) throws {
-            try store.apply(event, decoded: prepared as? SpotlightEvent, in: txn)
+            try store.apply(event, decoded: prepared as? SpotlightEvent, in: txn, log: log)
         }
     }
 
-    private func apply(_ recorded: RecordedEvent, decoded: SpotlightEvent?, in txn: WriteTransaction) throws {
+    private func apply(_ recorded: RecordedEvent, decoded: SpotlightEvent?, in txn: WriteTransaction, log: LogReader) throws {
         if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
             try removeSpace(forgotten, in: txn)
             return
@@ -212,70 +302,75 @@ public struct SearchableItemStore: Projection {
         case .itemsIndexed(let m):
             // The items' bytes in the event, referred to instead of copied.
             let slices = ItemSlices.find(in: recorded.payload).flatMap { $0.count == m.items.count ? $0 : nil }
+            // This event's domain entries, each written once after its items, in key order.
+            var domains: [[UInt8]: [UInt32]] = [:]
             for (i, indexed) in m.items.enumerated() {
                 let item = indexed.item
                 let id = item.uniqueIdentifier
                 let old = try storedRecord(id, space: space, in: txn)
-                if let old { try unindex(old, id: id, space: space, in: txn) }
+                if let old { try unindex(old, id: id, space: space, in: txn, log: log, pending: &domains) }
+                // Where the item is, and nothing the log holds: the domain,
+                // expiration and time are read there (version 4).
                 var record = Activitylog_V1_SearchableItemRecord()
                 if let slice = slices?[i] {
                     record.itemOffset = UInt32(slice.lowerBound)
                     record.itemLength = UInt32(slice.count)
                 } else {
                     record.item = item
+                    record.indexedAtMicros = recorded.appendedAtMicroseconds
+                    record.itemOffset = UInt32(i)   // its index: the expiration key's part
                 }
                 record.position = recorded.position
-                record.indexedAtMicros = recorded.appendedAtMicroseconds
-                record.firstPosition = old?.firstPosition ?? recorded.position
-                if item.hasDomainIdentifier { record.domainIdentifier = item.domainIdentifier }
+                // Kept only when another (0, not written, reads as `position`).
+                let first = old.map { $0.firstPosition == 0 ? $0.position : $0.firstPosition } ?? recorded.position
+                if first != recorded.position { record.firstPosition = first }
                 record.expirationDateMicros = item.expirationDateMicros
                 try records.put(message: record, forKey: SpaceKey(space: space, id), in: txn)
-                try index(record, id: id, space: space, in: txn)
+                if item.hasDomainIdentifier {
+                    domains[domainKey(item.domainIdentifier, position: recorded.position, space: space), default: []].append(record.itemOffset)
+                }
+                try byExpiration.put([], forKey: expirationKey(record), in: txn)
+            }
+            for key in domains.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where !domains[key, default: []].isEmpty {
+                try byDomain.put(DomainEntry.encode(domains[key, default: []]), forKey: key, in: txn)
             }
         case .itemsDeleted(let m):
-            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
         case .domainsDeleted(let m):
-            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
         case .allDeleted(let m):
-            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
             for index in m.forgottenClientStateIndexes { try clientStates.delete(SpaceKey(space: space, index), in: txn) }
         case .expiredPurged(let m):
-            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
         case .batchCommitted(let m):
             try clientStates.put([UInt8](m.clientState), forKey: SpaceKey(space: space, m.index), in: txn)
         }
     }
 
-    private func remove(_ id: String, space: UInt32, _ recorded: RecordedEvent, in txn: WriteTransaction) throws {
+    private func remove(_ id: String, space: UInt32, _ recorded: RecordedEvent, in txn: WriteTransaction, log: LogReader) throws {
         guard let record = try storedRecord(id, space: space, in: txn) else {
             throw PayloadError("\(recorded.type) at position \(recorded.position) removes item \"\(id)\", which the store does not hold")
         }
-        try unindex(record, id: id, space: space, in: txn)
+        var none: [[UInt8]: [UInt32]] = [:]
+        try unindex(record, id: id, space: space, in: txn, log: log, pending: &none)
         try records.delete(SpaceKey(space: space, id), in: txn)
     }
 
-    private func domainKey(_ domain: String, id: String, space: UInt32) -> [UInt8] {
-        SpaceKey(space: space, indexing: domain, limit: Self.domainPrefixBytes, of: id).encoded
+    private func domainKey(_ domain: String, position: Position, space: UInt32) -> [UInt8] {
+        SpaceKey.indexPrefix(space: space, domain, limit: Self.domainPrefixBytes, exact: true) + withUnsafeBytes(of: position.bigEndian) { Array($0) }
     }
 
-    private func expirationKey(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32) -> [UInt8] {
-        ExpirationKey(micros: record.expirationDateMicros, space: space, id).encoded
-    }
-
-    private func index(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32, in txn: WriteTransaction) throws {
-        if record.hasDomainIdentifier {
-            try byDomain.put([], forKey: domainKey(record.domainIdentifier, id: id, space: space), in: txn)
-        }
-        try byExpiration.put([], forKey: expirationKey(record, id: id, space: space), in: txn)
+    private func expirationKey(_ record: Activitylog_V1_SearchableItemRecord) -> [UInt8] {
+        ExpirationKey(micros: record.expirationDateMicros, position: record.position, part: record.itemOffset).encoded
     }
 
     /// Everything of one space: its items (and their expiration entries,
     /// found through the items), domains and client states.
     private func removeSpace(_ space: UInt32, in txn: WriteTransaction) throws {
         var expirations: [[UInt8]] = []
-        try records.forEach(inSpace: space, in: txn) { key, value in
-            let record = try Activitylog_V1_SearchableItemRecord(serializedBytes: Array(value))
-            expirations.append(expirationKey(record, id: String(decoding: key, as: UTF8.self), space: space))
+        try records.forEach(inSpace: space, in: txn) { _, value in
+            expirations.append(expirationKey(try Activitylog_V1_SearchableItemRecord(serializedBytes: Array(value))))
             return true
         }
         for key in expirations { _ = try byExpiration.delete(key, in: txn) }
@@ -285,12 +380,43 @@ public struct SearchableItemStore: Projection {
         try SpaceKey.removeRange(clientStates, prefix: prefix, in: txn)
     }
 
-    /// Removes what ``index(_:id:space:in:)`` wrote for a stored record,
-    /// from the record alone (the item is not read).
-    private func unindex(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32, in txn: WriteTransaction) throws {
-        if record.hasDomainIdentifier {
-            try byDomain.delete(domainKey(record.domainIdentifier, id: id, space: space), in: txn)
+    /// Removes a stored record's domain and expiration entries: its item's
+    /// domain is read in the log (the record keeps the expiration). An entry
+    /// of the event being applied is still in `pending`.
+    private func unindex(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32, in txn: WriteTransaction,
+                         log: LogReader, pending: inout [[UInt8]: [UInt32]]) throws {
+        let item = try Self.item(of: record, in: log)
+        if item.hasDomainIdentifier {
+            let key = domainKey(item.domainIdentifier, position: record.position, space: space)
+            if let parts = pending[key] {
+                pending[key] = parts.filter { $0 != record.itemOffset }
+            } else {
+                guard let parts = try byDomain.get(key, in: txn).flatMap({ DomainEntry.parts($0) }), parts.contains(record.itemOffset) else {
+                    throw PayloadError("spotlight.itemsByDomain has no entry for item \"\(id)\" of position \(record.position)")
+                }
+                let rest = parts.filter { $0 != record.itemOffset }
+                if rest.isEmpty { try byDomain.delete(key, in: txn) } else { try byDomain.put(DomainEntry.encode(rest), forKey: key, in: txn) }
+            }
         }
-        try byExpiration.delete(expirationKey(record, id: id, space: space), in: txn)
+        try byExpiration.delete(expirationKey(record), in: txn)
+    }
+}
+
+/// The value of a `spotlight.itemsByDomain` entry: where an event's items
+/// of one domain are in it, u32 big-endian each, ascending (their byte
+/// offsets in the payload, or their indexes for records that hold their
+/// item). `00 00 00 06 00 00 00 c4` names the items at offsets 6 and 196.
+enum DomainEntry {
+    static func encode(_ parts: [UInt32]) -> [UInt8] {
+        parts.sorted().flatMap { withUnsafeBytes(of: $0.bigEndian) { Array($0) } }
+    }
+
+    /// The parts of a stored value; nil when it is not whole u32s in ascending order.
+    static func parts<C: Collection>(_ value: C) -> [UInt32]? where C.Element == UInt8 {
+        let bytes = Array(value)
+        guard !bytes.isEmpty, bytes.count % 4 == 0 else { return nil }
+        let parts = stride(from: 0, to: bytes.count, by: 4).map { i in bytes[i..<(i + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
+        guard zip(parts, parts.dropFirst()).allSatisfy({ $0 < $1 }) else { return nil }
+        return parts
     }
 }

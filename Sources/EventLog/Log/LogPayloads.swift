@@ -59,6 +59,26 @@ public struct LogPayloads: Sendable {
         }
         return found ?? nil
     }
+
+    /// The append time (microseconds since 1970) of the record at
+    /// `position`, from its header: for a view that reads an event's time
+    /// from the log rather than keeping a copy. Nil when there is no record
+    /// there; a redacted record keeps its time.
+    public func appendedAtMicros(at position: Position, in txn: ReadTransaction) throws -> Int64? {
+        guard ObjectIdentifier(txn.environment) == environment else {
+            throw EventLogError(.invalidArgument, operation: "read record time",
+                                "the log was read in a transaction of another environment (\(txn.environment.path)); "
+                                    + "read it in a transaction of the log's")
+        }
+        return try log.withValue(forKey: position, in: txn) { bytes -> Int64 in
+            let view = RecordLayout.View(bytes: bytes)
+            guard view.isWellFormed else {
+                throw EventLogError(.corrupt, operation: "read record time", "the record's lengths do not match its \(bytes.count) bytes",
+                                    position: position)
+            }
+            return view.micros
+        }
+    }
 }
 
 /// A log's payloads and the transaction to read them in: what the engine
