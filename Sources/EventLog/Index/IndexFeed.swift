@@ -72,6 +72,9 @@ final class IndexFeed: @unchecked Sendable {
     /// The thread has read through ``end`` or met a failure: nothing more comes.
     private var exhausted = false
     private var thread: JoinableThread?
+    /// Pieces the applying thread is done with (``release(_:)``), freed on
+    /// the preparing thread, which allocated them.
+    private var released: [[Piece]] = []
 
     /// A feed of the events after `after` (whose link it is, as the index
     /// recorded it), through `end` when given, else forever.
@@ -109,6 +112,19 @@ final class IndexFeed: @unchecked Sendable {
         return piece
     }
 
+    /// Hands back pieces taken from ``next(waiting:)`` and applied: the
+    /// preparing thread frees them. Their documents' nested arrays are
+    /// about a quarter of the applying thread's instructions when it frees
+    /// them itself (memory another thread allocated), and that thread is the
+    /// indexer's bound. Without a thread, they are freed here.
+    func release(_ pieces: [Piece]) {
+        guard readAhead > 0 else { return }
+        condition.lock()
+        released.append(pieces)
+        condition.broadcast()
+        condition.unlock()
+    }
+
     private func nextQueued(waiting: Bool) -> Piece? {
         condition.lock()
         defer { condition.unlock() }
@@ -128,14 +144,17 @@ final class IndexFeed: @unchecked Sendable {
         defer { finish() }
         while true {
             condition.lock()
-            while !stopped && queuedBytes >= readAhead { condition.wait() }
-            let after = readThrough
-            let stop = stopped
+            while !stopped && queuedBytes >= readAhead && released.isEmpty { condition.wait() }
+            var done = released
+            released = []
+            let (after, stop, full) = (readThrough, stopped, queuedBytes >= readAhead)
             condition.unlock()
+            done.removeAll()   // the applied pieces, freed outside the lock
             if stop { return }
+            if full { continue }
             if let end, after.position >= end {
                 finish()
-                return
+                return freeReleasedUntilStopped()
             }
             let seen = source.commits.generation
             let piece = read(after: after)
@@ -150,7 +169,21 @@ final class IndexFeed: @unchecked Sendable {
             if piece.failure != nil { exhausted = true }
             condition.broadcast()
             condition.unlock()
-            if piece.failure != nil { return }
+            if piece.failure != nil { return freeReleasedUntilStopped() }
+        }
+    }
+
+    /// Once nothing more is read: frees what the applying thread hands back, until stopped.
+    private func freeReleasedUntilStopped() {
+        while true {
+            condition.lock()
+            while !stopped && released.isEmpty { condition.wait() }
+            var done = released
+            released = []
+            let stop = stopped
+            condition.unlock()
+            done.removeAll()
+            if stop { return }
         }
     }
 
