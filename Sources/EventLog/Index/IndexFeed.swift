@@ -122,7 +122,11 @@ final class IndexFeed: @unchecked Sendable {
         guard readAhead > 0 else { return }
         for i in 0..<preparers {
             do {
-                threads.append(try JoinableThread(name: "eventlog.index.prepare\(i)") { [self] in run() })
+                let thread = try JoinableThread(name: "eventlog.index.prepare\(i)") { [self] in run() }
+                // Under the lock: another thread may call stop() meanwhile (the store closing).
+                condition.lock()
+                threads.append(thread)
+                condition.unlock()
             } catch {
                 stop()
                 throw error
@@ -134,6 +138,7 @@ final class IndexFeed: @unchecked Sendable {
     func stop() {
         condition.lock()
         stopped = true
+        let threads = self.threads
         condition.broadcast()
         condition.unlock()
         source.commits.interruptBlockedWaits()
