@@ -22,7 +22,8 @@ struct IndexTarget {
     /// new checkpoint. `expected` is the checkpoint the pieces follow on:
     /// when the transaction finds another, nothing is written and it throws
     /// ``Moved``. A piece that ends with a failure is applied up to it and
-    /// committed, then the failure is thrown (``IndexFailure``).
+    /// committed, then the failure is thrown (``IndexFailure``). The pieces
+    /// applied go back to the feed to be freed (``IndexFeed/release(_:)``).
     func apply(_ first: IndexFeed.Piece, thenFrom feed: IndexFeed, expecting expected: RecordedHead,
                limits: IndexTransactionLimits, log: IndexFeed.LogSource) throws -> RecordedHead {
         if first.events.isEmpty, let failure = first.failure {
@@ -40,6 +41,7 @@ struct IndexTarget {
             failure = failed
             return head
         }
+        feed.release(taken)
         if let failure { throw IndexFailure(position: head.position + 1, error: failure) }
         return head
     }

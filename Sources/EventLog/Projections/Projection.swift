@@ -52,8 +52,10 @@ public protocol Projection: Sendable {
     /// text), done ahead of the writer. The indexer calls it on its
     /// preparing thread, in a read transaction of the log (`log`), and hands
     /// the result to the writer's ``ProjectionWriter/apply(_:prepared:)``
-    /// on the applying thread, so that this work runs on a second core. By
-    /// default nil: the writer does all the work.
+    /// on the applying thread, so that this work runs on other cores. The
+    /// indexer has two preparing threads: `prepare` runs for different
+    /// events at once, so it keeps no state between calls. By default nil:
+    /// the writer does all the work.
     ///
     /// It must be deterministic, as the writer is: the index is built from
     /// what it returns, live and in a rebuild alike.

@@ -223,7 +223,7 @@ final class ViewBuilder<Views: ProjectionSet> {
     }
 
     /// The index through `end`: the indexer's pipeline, the feed preparing
-    /// on a second thread (``StoreOptions/indexReadAhead``).
+    /// on threads of its own (``StoreOptions/indexReadAhead``).
     private func applyIndex(through end: Position) throws {
         guard position < end else { return }
         let log = IndexFeed.LogSource(environment: source.environment, databases: source.databases, projections: projections,

@@ -33,11 +33,12 @@ public struct StoreOptions: Sendable {
     /// Events per transaction while a projection catches up on open.
     public var catchUpChunk = 10_000
     /// Payload, in bytes, that the indexer reads and prepares ahead of its
-    /// writer, on a second thread (``Projection/prepare(_:log:)``: decoding,
-    /// tokenizing), holding what it prepared until the writer takes it: live,
-    /// in rebuilds, verifications and time travel alike. The activity
-    /// index holds about 8 bytes of memory per byte of payload. 0: no second
-    /// thread; the writer does all the work.
+    /// writer, on threads of their own (two where there are two cores:
+    /// ``Projection/prepare(_:log:)``: decoding, tokenizing), holding what
+    /// they prepared until the writer takes it: live, in rebuilds,
+    /// verifications and time travel alike. The activity index holds about
+    /// 8 bytes of memory per byte of payload. 0: no preparing thread; the
+    /// writer does all the work.
     public var indexReadAhead = 16 << 20
     /// What the index environment's commits wait for. The index is derived
     /// (rebuilt from the log when lost), but a store that `noSync` left

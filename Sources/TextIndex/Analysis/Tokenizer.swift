@@ -73,6 +73,8 @@ public struct Tokenizer {
     var lowered: [UInt8] = []
     var asciiParts: [Range<Int>] = []
     var asciiEmitted: [Range<Int>] = []
+    /// The other path's scratch: a word's parts (two arrays a non-ASCII word were a fifth of its tokenizing's allocations).
+    var wordParts: [Range<Int>] = []
     /// ``PreparedDocument``'s per-document scratch, kept between documents
     /// so that preparing one allocates only its result (nil while in use).
     var preparation: PreparationScratch? = PreparationScratch()
@@ -199,6 +201,9 @@ public struct Tokenizer {
         // (no normalization or folding creates or merges across U+0000).
         let batched = !TextFolding.isASCII(bytes) && ranges.count > 1 && foldWords(bytes, ranges)
         var words = 0
+        var parts = wordParts
+        wordParts = []
+        defer { wordParts = parts }
         for (k, r) in ranges.enumerated() {
             let word = UnsafeBufferPointer(rebasing: bytes[r])
             if batched && batchSlots[k] >= 0 {
@@ -212,11 +217,14 @@ public struct Tokenizer {
             }
             words += 1
             if Tokenizer.isSimpleASCII(word) { continue }
-            // Parts of compounds, once each (besides the word itself).
-            var parts = Tokenizer.camelParts(word)
-            if parts.count == 1 { parts.removeAll() }
-            let runs = Tokenizer.alphanumericRuns(word)
-            if runs.count > 1 { parts.append(contentsOf: runs) }
+            // Parts of compounds, once each (besides the word itself): the
+            // case changes' when more than one, then the runs' when more than one.
+            parts.removeAll(keepingCapacity: true)
+            Tokenizer.camelParts(word, into: &parts)
+            if parts.count == 1 { parts.removeAll(keepingCapacity: true) }
+            let before = parts.count
+            Tokenizer.alphanumericRuns(word, into: &parts)
+            if parts.count - before == 1 { parts.removeLast() }
             if parts.isEmpty { continue }
             foldInPlace(word)
             var seen = Set<[UInt8]>([folded])
@@ -527,6 +535,12 @@ public struct Tokenizer {
     /// when there is no such change.
     static func camelParts(_ word: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
         var parts: [Range<Int>] = []
+        camelParts(word, into: &parts)
+        return parts
+    }
+
+    /// ``camelParts(_:)-(UnsafeBufferPointer<UInt8>)``, appended to `parts`.
+    static func camelParts(_ word: UnsafeBufferPointer<UInt8>, into parts: inout [Range<Int>]) {
         var start = 0
         if TextFolding.isASCII(word) {
             var i = 1
@@ -564,7 +578,6 @@ public struct Tokenizer {
             }
         }
         parts.append(start..<word.count)
-        return parts
     }
 
     /// Whether an ASCII word is one run of lowercase letters or of digits
@@ -584,6 +597,12 @@ public struct Tokenizer {
     /// it inside such compounds. Combining marks stay with their letters.
     static func alphanumericRuns(_ word: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
         var runs: [Range<Int>] = []
+        alphanumericRuns(word, into: &runs)
+        return runs
+    }
+
+    /// ``alphanumericRuns(_:)``, appended to `runs`.
+    static func alphanumericRuns(_ word: UnsafeBufferPointer<UInt8>, into runs: inout [Range<Int>]) {
         var start = -1
         var kind = 0  // 0 none, 1 letters, 2 digits
         var offset = 0
@@ -626,7 +645,6 @@ public struct Tokenizer {
             }
         }
         close(offset)
-        return runs
     }
 
     /// The parts of `word` split at lowercase-to-uppercase changes.
