@@ -103,7 +103,7 @@ public final class Environment: @unchecked Sendable {
         do {
             // Before LMDB maps the files: a data file cut short or not LMDB's is an
             // error, not a SIGBUS; so is a lock file LMDB could not fill on a full disk.
-            _ = try PageCheck.header(of: dataFile)
+            try Self.checkHeader(of: dataFile, in: resolved, lockless: lockless)
             if !lockless { try LockFile.preallocate(in: resolved, maxReaders: options.maxReaders, mode: mode_t(options.fileMode)) }
             do {
                 env = try Self.open(resolved, flags: flags, options: options)
@@ -137,6 +137,31 @@ public final class Environment: @unchecked Sendable {
         defer { gate.leaveShared() }
         try PageCheck.walk(env, file: dataFile) { try beginReading() }
     }
+
+    /// ``PageCheck/header(of:)``, waiting while another process creates the
+    /// file. Until that process's `mdb_env_open` has written the two meta
+    /// pages, `data.mdb` is empty or ends inside them, which would read as
+    /// "cut short"; LMDB's own openers wait for the creator's exclusive lock
+    /// on `lock.mdb` (`mdb_env_excl_lock`), and so does this check, at most
+    /// ``creationWait``. A file that ends inside its meta pages while nobody
+    /// holds that lock is damaged, and says so at once.
+    private static func checkHeader(of dataFile: String, in directory: String, lockless: Bool) throws {
+        let deadline = DispatchTime.now() + creationWait
+        while true {
+            do {
+                _ = try PageCheck.header(of: dataFile)
+                return
+            } catch let error as DamagedFileError {
+                guard !lockless, case .cutShort(_, nil, _) = error.problem,
+                      LockFile.creator(in: directory) != nil, DispatchTime.now() < deadline else { throw error }
+                usleep(2_000)
+            }
+        }
+    }
+
+    /// How long an open waits for another process to finish creating the
+    /// data file (microseconds of work, longer only on a stalled disk).
+    static let creationWait = DispatchTimeInterval.seconds(10)
 
     /// `mdb_env_create` … `mdb_env_open`, then `mdb_reader_check`; the handle is
     /// closed again when any of them fails.

@@ -36,6 +36,25 @@ enum LockFile {
         return probe.l_type == Int16(F_UNLCK) ? nil : probe.l_pid
     }
 
+    /// The pid of a process that holds LMDB's lock on `directory/lock.mdb`
+    /// *exclusively*: the first opener of an environment, which holds it
+    /// from before it creates `data.mdb` until its meta pages are written
+    /// (`mdb_env_excl_lock` … `mdb_env_share_locks`). Nil when none does.
+    /// Same caveat as ``otherUser(in:)``: never ask while this process has
+    /// the environment open.
+    static func creator(in directory: String) -> pid_t? {
+        let fd = open((directory as NSString).appendingPathComponent(name), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var probe = flock()
+        probe.l_type = Int16(F_RDLCK)   // conflicts only with an exclusive lock
+        probe.l_whence = Int16(SEEK_SET)
+        probe.l_start = 0
+        probe.l_len = 1
+        guard fcntl(fd, F_GETLK, &probe) == 0 else { return nil }
+        return probe.l_type == Int16(F_UNLCK) ? nil : probe.l_pid
+    }
+
     /// The size LMDB gives a new lock file (`mdb_env_setup_locks`: the
     /// `MDB_txninfo` header with one reader, 192 bytes on 64-bit Linux, and
     /// 64 bytes for each further reader slot).
