@@ -61,7 +61,7 @@ struct CreationRaceTests {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: path + "/data.mdb", contents: Data())
+        #expect(FileManager.default.createFile(atPath: path + "/data.mdb", contents: Data()))
         #expect {
             _ = try Environment(path: path)
         } throws: { error in
