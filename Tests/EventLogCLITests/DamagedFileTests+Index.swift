@@ -137,15 +137,9 @@ extension DamagedFileTests {
         defer { dir.remove() }
         let store = dir.sub("store")
         #expect(try CLI.run(["apply", "--store", store, try dir.file("first.jsonl", [Sample.good[0]])]).status == 0)
-        let fifo = dir.sub("fifo")
-        #expect(mkfifo(fifo, 0o600) == 0)
-        let feed = open(fifo, O_RDWR)
-        for output in ["slow.out", "slow.err"] { try Data().write(to: URL(fileURLWithPath: dir.sub(output))) }
-        let slow = try CLI.spawn(CLI.executable.path, arguments: ["apply", "--store", store, "--transaction-size", "1", "--pipeline", "0", "-"],
-                                 environment: ProcessInfo.processInfo.environment, stdin: fifo, stdout: dir.sub("slow.out"), stderr: dir.sub("slow.err"))
+        let slow = try SlowWriter(store: store, in: dir)
         func send(_ n: Int) {
-            let line = #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"slow-\#(n)","attributeSet":{"title":"findme \#(n)"}}]}"# + "\n"
-            _ = line.withCString { write(feed, $0, strlen($0)) }
+            slow.send(#"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"slow-\#(n)","attributeSet":{"title":"findme \#(n)"}}]}"#)
         }
         func found() throws -> Set<String> {
             Set(try CLI.run(["search", "--store", store, "findme", "--limit", "100", "--json"]).objects().compactMap { $0["identifier"] as? String })
@@ -164,10 +158,8 @@ extension DamagedFileTests {
         #expect(try found().count == 10)
         // The slow writer's next line: in the log; its indexer refuses the replaced lock file, and it says so.
         send(5)
-        close(feed)
-        slow.waitUntilExit()
-        let slowErrors = (try? String(contentsOfFile: dir.sub("slow.err"), encoding: .utf8)) ?? ""
-        #expect(slow.terminationStatus == 1, "\(slowErrors)")
+        let (slowStatus, slowErrors) = slow.finish()
+        #expect(slowStatus == 1, "\(slowErrors)")
         #expect(slowErrors.contains("what was written is in the log") && slowErrors.contains("index/lock.mdb was"), "\(slowErrors)")
         let items = Set(try CLI.run(["items", "--store", store, "--json"]).objects().compactMap { $0["uniqueIdentifier"] as? String })
         #expect(items.isSuperset(of: (0..<6).map { "slow-\($0)" } + (0..<5).map { "other-\($0)" }), "\(items.sorted())")

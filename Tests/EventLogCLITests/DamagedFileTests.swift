@@ -162,19 +162,8 @@ struct DamagedFileTests {
         defer { dir.remove() }
         let store = dir.sub("store")
         #expect(try CLI.run(["apply", "--store", store, try dir.file("first.jsonl", [Sample.good[0]])]).status == 0)
-        // A slow writer: one line, one transaction, fed through a FIFO.
-        let fifo = dir.sub("fifo")
-        #expect(mkfifo(fifo, 0o600) == 0)
-        // Opened for reading and writing first (which does not wait for a
-        // reader), so that the child's open of it for reading does not wait either.
-        let feed = open(fifo, O_RDWR)
-        for output in ["slow.out", "slow.err"] { try Data().write(to: URL(fileURLWithPath: dir.sub(output))) }
-        let slow = try CLI.spawn(CLI.executable.path, arguments: ["apply", "--store", store, "--transaction-size", "1", "--pipeline", "0", "-"],
-                                 environment: ProcessInfo.processInfo.environment, stdin: fifo, stdout: dir.sub("slow.out"), stderr: dir.sub("slow.err"))
-        func send(_ n: Int) {
-            let line = #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"slow-\#(n)"}]}"# + "\n"
-            _ = line.withCString { write(feed, $0, strlen($0)) }
-        }
+        let slow = try SlowWriter(store: store, in: dir)
+        func send(_ n: Int) { slow.send(#"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"slow-\#(n)"}]}"#) }
         func items() throws -> [String] {
             try CLI.run(["items", "--store", store, "--json"]).objects().compactMap { $0["uniqueIdentifier"] as? String }
         }
@@ -191,10 +180,8 @@ struct DamagedFileTests {
         #expect(other.status == 0, "\(other.stderr)")
         // The slow writer's next line: refused, with a message that says why.
         send(5)
-        close(feed)
-        slow.waitUntilExit()
-        let slowErrors = (try? String(contentsOfFile: dir.sub("slow.err"), encoding: .utf8)) ?? ""
-        #expect(slow.terminationStatus == 1, "\(slowErrors)")
+        let (slowStatus, slowErrors) = slow.finish()
+        #expect(slowStatus == 1, "\(slowErrors)")
         #expect(slowErrors.contains("lock.mdb was removed") || slowErrors.contains("lock.mdb was replaced"), "\(slowErrors)")
         // Everything acknowledged is there; the log verifies; the views equal a rebuild.
         let all = Set(try items())
