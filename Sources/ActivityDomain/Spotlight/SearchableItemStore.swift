@@ -167,7 +167,7 @@ public struct SearchableItemStore: Projection {
             }
             let position = key[(split + 1)...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             let cut = split - 4 >= Self.domainPrefixBytes
-            if cut || SpotlightRules.isInDomain(String(decoding: key[4..<split], as: UTF8.self), domain) {
+            if cut || SpotlightRules.isInDomain(utf8: key[4..<split], domain) {
                 for item in try Self.items(at: position, parts: parts, in: log).items
                 where !cut || SpotlightRules.isInDomain(item.domainIdentifier, domain) {
                     found.append(item.uniqueIdentifier)

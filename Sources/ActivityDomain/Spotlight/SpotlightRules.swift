@@ -33,7 +33,12 @@ public enum SpotlightRules {
     /// Whether an item of domain `itemDomain` is in `domain` or below it,
     /// component by component: `orders.2024` is in `orders`, `orders2024` is not.
     public static func isInDomain(_ itemDomain: String, _ domain: String) -> Bool {
-        let item = itemDomain.utf8, parent = domain.utf8
+        isInDomain(utf8: itemDomain.utf8, domain)
+    }
+
+    /// ``isInDomain(_:_:)`` for a domain given by its bytes (an index key's), compared by bytes.
+    static func isInDomain<Bytes: Collection<UInt8>>(utf8 item: Bytes, _ domain: String) -> Bool {
+        let parent = domain.utf8
         guard item.starts(with: parent) else { return false }
         if item.count == parent.count { return true }
         return item[item.index(item.startIndex, offsetBy: parent.count)] == UInt8(ascii: ".")
