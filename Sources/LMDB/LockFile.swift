@@ -24,16 +24,7 @@ enum LockFile {
     /// (has the environment open); nil when none does or there is no lock
     /// file. 0 when the kernel does not say which process it is.
     static func otherUser(in directory: String) -> pid_t? {
-        let fd = open((directory as NSString).appendingPathComponent(name), O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var probe = flock()
-        probe.l_type = Int16(F_WRLCK)
-        probe.l_whence = Int16(SEEK_SET)
-        probe.l_start = 0
-        probe.l_len = 1
-        guard fcntl(fd, F_GETLK, &probe) == 0 else { return nil }
-        return probe.l_type == Int16(F_UNLCK) ? nil : probe.l_pid
+        holder(in: directory, conflictingWith: F_WRLCK)
     }
 
     /// The pid of a process that holds LMDB's lock on `directory/lock.mdb`
@@ -43,11 +34,17 @@ enum LockFile {
     /// Same caveat as ``otherUser(in:)``: never ask while this process has
     /// the environment open.
     static func creator(in directory: String) -> pid_t? {
+        holder(in: directory, conflictingWith: F_RDLCK)   // a read lock conflicts only with an exclusive one
+    }
+
+    /// `F_GETLK` on byte 0 of `directory/lock.mdb`: who holds a lock that
+    /// one of `type` would conflict with.
+    private static func holder(in directory: String, conflictingWith type: Int32) -> pid_t? {
         let fd = open((directory as NSString).appendingPathComponent(name), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var probe = flock()
-        probe.l_type = Int16(F_RDLCK)   // conflicts only with an exclusive lock
+        probe.l_type = Int16(type)
         probe.l_whence = Int16(SEEK_SET)
         probe.l_start = 0
         probe.l_len = 1
