@@ -169,6 +169,17 @@ struct ItemNamedContentTests {
         }
     }
 
+    @Test("the item store's walk without attributes takes exactly the bytes the whole walk takes, and gives its item without the attribute set")
+    func itemWireKeysExact() throws {
+        let samples = try Self.sampleItems().map { try $0.serializedBytes() as [UInt8] }
+        for bytes in samples + (try Self.trickyBytes().map(\.1)) {
+            let whole = bytes.withUnsafeBytes { ItemWire.item($0) }
+            var expected = whole
+            expected?.clearAttributeSet()
+            #expect(bytes.withUnsafeBytes { ItemWire.keys($0) } == expected)
+        }
+    }
+
     @Test("in a store, each item document's named content is its whole content's, and queries find the same items with and without it")
     func storeExact() throws {
         let path = temporaryDirectory()

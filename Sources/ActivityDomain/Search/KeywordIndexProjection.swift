@@ -96,38 +96,12 @@ public struct KeywordIndexProjection: Projection {
     /// the event whole, which says what they hold or why not), or for
     /// another event.
     static func itemDocumentsFromWire(_ recorded: RecordedEvent) throws -> (user: String, documents: [IndexDocument])? {
-        guard recorded.type == SpotlightEventCatalog.itemsIndexed, !recorded.isRedacted,
-              recorded.schemaVersion >= 1, recorded.schemaVersion <= SpotlightEventCatalog.schemaVersion else { return nil }
-        return recorded.payload.withUnsafeBytes { bytes -> (user: String, documents: [IndexDocument])? in
-            // The event's own fields: items (1), dropped updates (2) and the user (15), strings in UTF-8.
-            var user = ""
-            var reader = WireReader(bytes: bytes, from: 0, to: bytes.count)
-            do {
-                while let field = try reader.next() {
-                    guard field.isLengthDelimited else { return nil }
-                    switch field.number {
-                    case 1: continue
-                    case 2: guard ItemNamedContent.isUTF8(bytes, field.value) else { return nil }
-                    case 15:
-                        guard let s = String(validating: UnsafeRawBufferPointer(rebasing: bytes[field.value]), as: UTF8.self) else { return nil }
-                        user = recorded.schemaVersion == 1 ? "" : s
-                    default: return nil
-                    }
-                }
-            } catch {
-                return nil
-            }
-            guard let slices = try? ItemSlices.slices(bytes) else { return nil }
-            var documents: [IndexDocument] = []
-            documents.reserveCapacity(slices.count)
-            for slice in slices {
-                guard let item = ItemWire.item(UnsafeRawBufferPointer(rebasing: bytes[slice])) else { return nil }
-                var doc = SearchDocuments.item(item)
-                doc.contentReference = ItemContentReference(position: recorded.position, slice: slice).bytes
-                documents.append(doc)
-            }
-            return (user, documents)
-        }
+        guard let (user, items) = IndexedItemsWire.read(recorded, attributes: true) else { return nil }
+        return (user, items.map { slice, item in
+            var doc = SearchDocuments.item(item)
+            doc.contentReference = ItemContentReference(position: recorded.position, slice: slice).bytes
+            return doc
+        })
     }
 
     // MARK: Preparing

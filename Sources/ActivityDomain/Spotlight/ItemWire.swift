@@ -22,6 +22,18 @@ import Foundation
 /// ```
 enum ItemWire {
     static func item(_ bytes: UnsafeRawBufferPointer) -> Activitylog_V1_SearchableItem? {
+        walk(bytes, attributes: true)
+    }
+
+    /// The item without its attribute set: its identifier, domain and
+    /// expiration, which is what the item store keeps of it. The bytes are
+    /// checked as ``item(_:)`` checks them, so the two take the same bytes;
+    /// the attributes' strings are only not made.
+    static func keys(_ bytes: UnsafeRawBufferPointer) -> Activitylog_V1_SearchableItem? {
+        walk(bytes, attributes: false)
+    }
+
+    private static func walk(_ bytes: UnsafeRawBufferPointer, attributes: Bool) -> Activitylog_V1_SearchableItem? {
         var item = Activitylog_V1_SearchableItem()
         var set: Activitylog_V1_ContentAttributes?
         var top = WireReader(bytes: bytes, from: 0, to: bytes.count)
@@ -37,9 +49,9 @@ enum ItemWire {
                     item.domainIdentifier = s
                 case 3:
                     guard field.isLengthDelimited else { return nil }
-                    var attributes = set ?? Activitylog_V1_ContentAttributes()
-                    guard try merge(bytes, field.value, into: &attributes) else { return nil }
-                    set = attributes
+                    var merged = set ?? Activitylog_V1_ContentAttributes()
+                    guard try merge(bytes, field.value, into: &merged, keeping: attributes) else { return nil }
+                    if attributes { set = merged }
                 case 4:
                     guard field.wireType == 0 else { return nil }
                     item.expirationDateMicros = zigzag(field.varint)
@@ -57,16 +69,19 @@ enum ItemWire {
         return item
     }
 
-    /// Reads the `ContentAttributes` in `bytes[range]` into `set`; false for
-    /// bytes this walk does not take as they are.
+    /// Reads the `ContentAttributes` in `bytes[range]` into `set` (or, not
+    /// `keeping`, only checks them); false for bytes this walk does not take
+    /// as they are.
     private static func merge(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>,
-                              into set: inout Activitylog_V1_ContentAttributes) throws -> Bool {
+                              into set: inout Activitylog_V1_ContentAttributes, keeping: Bool) throws -> Bool {
         var reader = WireReader(bytes: bytes, from: range.lowerBound, to: range.upperBound)
         while let field = try reader.next() {
             guard isValid(field.number) else { return false }
             switch field.number {
             case 1...7:
-                guard let s = string(field, in: bytes) else { return false }
+                guard field.isLengthDelimited, ItemNamedContent.isUTF8(bytes, field.value) else { return false }
+                guard keeping else { continue }
+                let s = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[field.value]), as: UTF8.self)
                 switch field.number {
                 case 1: set.title = s
                 case 2: set.displayName = s
@@ -78,11 +93,13 @@ enum ItemWire {
                 }
             case 8, 9:
                 guard field.wireType == 0 else { return false }
+                guard keeping else { continue }
                 if field.number == 8 { set.contentCreationDateMicros = zigzag(field.varint) } else {
                     set.contentModificationDateMicros = zigzag(field.varint)
                 }
             case 10...12:
                 guard field.wireType == 1 else { return false }
+                guard keeping else { continue }
                 let value = Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: field.value.lowerBound, as: UInt64.self)))
                 switch field.number {
                 case 10: set.rating = value
@@ -91,6 +108,7 @@ enum ItemWire {
                 }
             case 13:
                 guard field.isLengthDelimited else { return false }
+                guard keeping else { continue }
                 set.thumbnailData = Data(UnsafeRawBufferPointer(rebasing: bytes[field.value]))
             default:
                 return false

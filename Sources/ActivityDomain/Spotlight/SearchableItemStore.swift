@@ -296,44 +296,21 @@ public struct SearchableItemStore: Projection {
             try removeSpace(forgotten, in: txn)
             return
         }
+        // A rebuild or a follower has no decoded event: an indexing event's
+        // items are read from its bytes without their attributes
+        // (``IndexedItemsWire``), at a fifth of the decoder's instructions.
+        if decoded == nil, let (user, items) = IndexedItemsWire.read(recorded, attributes: false) {
+            let space = try spaces.appliedID(of: user, recorded, in: txn)
+            try index(items.map { ($0.item, $0.slice) }, of: recorded, space: space, in: txn, log: log)
+            return
+        }
         guard let event = try decoded ?? SpotlightEvent(recorded) else { return }
         let space = try spaces.appliedID(of: event.user, recorded, in: txn)
         switch event {
         case .itemsIndexed(let m):
             // The items' bytes in the event, referred to instead of copied.
             let slices = ItemSlices.find(in: recorded.payload).flatMap { $0.count == m.items.count ? $0 : nil }
-            // This event's domain entries, each written once after its items, in key order.
-            var domains: [[UInt8]: [UInt32]] = [:]
-            for (i, indexed) in m.items.enumerated() {
-                let item = indexed.item
-                let id = item.uniqueIdentifier
-                let old = try storedRecord(id, space: space, in: txn)
-                if let old { try unindex(old, id: id, space: space, in: txn, log: log, pending: &domains) }
-                // Where the item is, and nothing the log holds: the domain,
-                // expiration and time are read there (version 4).
-                var record = Activitylog_V1_SearchableItemRecord()
-                if let slice = slices?[i] {
-                    record.itemOffset = UInt32(slice.lowerBound)
-                    record.itemLength = UInt32(slice.count)
-                } else {
-                    record.item = item
-                    record.indexedAtMicros = recorded.appendedAtMicroseconds
-                    record.itemOffset = UInt32(i)   // its index: the expiration key's part
-                }
-                record.position = recorded.position
-                // Kept only when another (0, not written, reads as `position`).
-                let first = old.map { $0.firstPosition == 0 ? $0.position : $0.firstPosition } ?? recorded.position
-                if first != recorded.position { record.firstPosition = first }
-                record.expirationDateMicros = item.expirationDateMicros
-                try records.put(message: record, forKey: SpaceKey(space: space, id), in: txn)
-                if item.hasDomainIdentifier {
-                    domains[domainKey(item.domainIdentifier, position: recorded.position, space: space), default: []].append(record.itemOffset)
-                }
-                try byExpiration.put([], forKey: expirationKey(record), in: txn)
-            }
-            for key in domains.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where !domains[key, default: []].isEmpty {
-                try byDomain.put(DomainEntry.encode(domains[key, default: []]), forKey: key, in: txn)
-            }
+            try index(m.items.enumerated().map { i, indexed in (indexed.item, slices?[i]) }, of: recorded, space: space, in: txn, log: log)
         case .itemsDeleted(let m):
             for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
         case .domainsDeleted(let m):
@@ -345,6 +322,44 @@ public struct SearchableItemStore: Projection {
             for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
         case .batchCommitted(let m):
             try clientStates.put([UInt8](m.clientState), forKey: SpaceKey(space: space, m.index), in: txn)
+        }
+    }
+
+    /// Writes the records of `items`, each with where its bytes are in
+    /// `recorded`'s payload when known (else the record holds the item),
+    /// replacing what each identifier had; then the event's domain entries.
+    private func index(_ items: [(item: Activitylog_V1_SearchableItem, slice: Range<Int>?)], of recorded: RecordedEvent,
+                       space: UInt32, in txn: WriteTransaction, log: LogReader) throws {
+        // This event's domain entries, each written once after its items, in key order.
+        var domains: [[UInt8]: [UInt32]] = [:]
+        for (i, (item, slice)) in items.enumerated() {
+            let id = item.uniqueIdentifier
+            let old = try storedRecord(id, space: space, in: txn)
+            if let old { try unindex(old, id: id, space: space, in: txn, log: log, pending: &domains) }
+            // Where the item is, and nothing the log holds: the domain,
+            // expiration and time are read there (version 4).
+            var record = Activitylog_V1_SearchableItemRecord()
+            if let slice {
+                record.itemOffset = UInt32(slice.lowerBound)
+                record.itemLength = UInt32(slice.count)
+            } else {
+                record.item = item
+                record.indexedAtMicros = recorded.appendedAtMicroseconds
+                record.itemOffset = UInt32(i)   // its index: the expiration key's part
+            }
+            record.position = recorded.position
+            // Kept only when another (0, not written, reads as `position`).
+            let first = old.map { $0.firstPosition == 0 ? $0.position : $0.firstPosition } ?? recorded.position
+            if first != recorded.position { record.firstPosition = first }
+            record.expirationDateMicros = item.expirationDateMicros
+            try records.put(message: record, forKey: SpaceKey(space: space, id), in: txn)
+            if item.hasDomainIdentifier {
+                domains[domainKey(item.domainIdentifier, position: recorded.position, space: space), default: []].append(record.itemOffset)
+            }
+            try byExpiration.put([], forKey: expirationKey(record), in: txn)
+        }
+        for key in domains.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where !domains[key, default: []].isEmpty {
+            try byDomain.put(DomainEntry.encode(domains[key, default: []]), forKey: key, in: txn)
         }
     }
 
