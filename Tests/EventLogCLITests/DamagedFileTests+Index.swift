@@ -170,4 +170,47 @@ extension DamagedFileTests {
         let replay = try CLI.run(["replay", "--verify", "--store", store, "--json"])
         #expect(try replay.object()["equal"] as? Bool == true, "\(replay.stdout) \(replay.stderr)")
     }
+
+    @Test("a full disk under index/ alone: the log commits, the indexer's commit fails whole and is tried again, apply says where the index stopped; with space again, the next writer indexes the rest and replay --verify is equal",
+          .enabled(if: getuid() == 0, "needs root to mount a small filesystem"))
+    func fullIndexDisk() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = dir.sub("store")
+        try FileManager.default.createDirectory(atPath: store + "/index", withIntermediateDirectories: true)
+        let first = try dir.file("first.jsonl", [Sample.good[0]])
+        // 300 distinct words an item: the index outgrows 1 MiB long before the log's disk fills.
+        let fill = try dir.file("fill.jsonl", (0..<300).map { n in
+            #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"big-\#(n)","attributeSet":{"title":"\#((0..<300).map { "w\(n % 97)x\($0)" }.joined(separator: " "))"}}]}"#
+        })
+        let last = try dir.file("last.jsonl", [#"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"last","attributeSet":{"title":"findme"}}]}"#])
+        // One shell in a mount namespace of its own: index/ on a 1 MiB tmpfs, the log beside it on the test's disk;
+        // the index's disk is given room again before the last writer.
+        let script = """
+            mount -t tmpfs -o size=1m tmpfs "$1/index" || exit 99
+            "$2" apply --store "$1" "$3" >/dev/null || exit 98
+            "$2" apply --store "$1" --transaction-size 100 "$4" >/dev/null 2> "$6/apply.err"; echo "apply $?" > "$6/status"
+            "$2" items --store "$1" --json > "$6/items.json"
+            mount -o remount,size=64m "$1/index" || exit 97
+            "$2" apply --store "$1" "$5" >/dev/null 2> "$6/last.err"; echo "last $?" >> "$6/status"
+            "$2" search --store "$1" w5x299 --limit 1000 --json > "$6/search.json"
+            "$2" replay --verify --store "$1" --json > "$6/replay.json"; echo "replay $?" >> "$6/status"
+            """
+        let status = try CLI.spawnAndWait("/usr/bin/unshare", arguments: ["-m", "sh", "-c", script, "sh", store, CLI.executable.path, first, fill, last, dir.path],
+                                          environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil)
+        #expect(status == 0)
+        func read(_ name: String) -> String { (try? String(contentsOfFile: dir.sub(name), encoding: .utf8)) ?? "" }
+        #expect(read("status") == "apply 1\nlast 0\nreplay 0\n", "\(read("status")) \(read("last.err"))")
+        let applyErrors = read("apply.err")
+        #expect(applyErrors.contains("what was written is in the log") && applyErrors.contains("the index stopped at")
+                && applyErrors.contains("the disk holding \(store)/index is full"), "\(applyErrors)")
+        // Every write is in the log and its views, though the index could not follow.
+        let items = read("items.json")
+        #expect((0..<300).allSatisfy { items.contains("\"big-\($0)\"") })
+        // Indexed by the next writer: items 5, 102, 199 and 296 hold w5x299.
+        let found = (try? JSONSerialization.jsonObject(with: Data(read("search.json").utf8))) as? [[String: Any]] ?? []
+        #expect(Set(found.compactMap { $0["identifier"] as? String }) == ["big-5", "big-102", "big-199", "big-296"], "\(read("search.json"))")
+        let replay = (try? JSONSerialization.jsonObject(with: Data(read("replay.json").utf8))) as? [String: Any]
+        #expect(replay?["equal"] as? Bool == true, "\(read("replay.json"))")
+    }
 }
