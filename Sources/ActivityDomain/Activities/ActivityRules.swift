@@ -18,9 +18,10 @@ public enum ActivityRules {
 
     /// Throws ``ActivityError/Code/fieldTooLarge`` when `count` bytes of
     /// `field` are more than ``maxFieldBytes``.
-    static func checkSize(_ count: Int, field: String, operation: String) throws {
+    /// `field` is made only for the error: every text of every item is checked.
+    static func checkSize(_ count: Int, field: @autoclosure () -> String, operation: String) throws {
         guard count > maxFieldBytes else { return }
-        throw ActivityError(.fieldTooLarge, operation: operation, field: field, value: "\(count) bytes",
+        throw ActivityError(.fieldTooLarge, operation: operation, field: field(), value: "\(count) bytes",
                             allowed: "at most \(maxFieldBytes) bytes (1 MiB) in one value")
     }
 
