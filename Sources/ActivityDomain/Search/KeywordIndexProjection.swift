@@ -255,9 +255,6 @@ public struct KeywordIndexProjection: Projection {
         func finish() throws {
             for space in writers.keys.sorted() { try writers[space]!.flush() }
         }
-
-        /// The spaces this transaction touched: each gets its runs flushed once.
-        var partsWritten: Int { writers.count }
     }
 }
 

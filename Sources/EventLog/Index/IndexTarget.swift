@@ -24,12 +24,8 @@ struct IndexTarget {
     /// ``Moved``. A piece that ends with a failure is applied up to it and
     /// committed, then the failure is thrown (``IndexFailure``). The pieces
     /// applied go back to the feed to be freed (``IndexFeed/release(_:)``).
-    /// `measured`, when given, is told how many events the transaction
-    /// applied and into how many parts (``ProjectionWriter/partsWritten``),
-    /// for the indexer's sizing (``IndexTransactionLimits/growth(events:parts:after:)``).
     func apply(_ first: IndexFeed.Piece, thenFrom feed: IndexFeed, expecting expected: RecordedHead,
-               limits: IndexTransactionLimits, log: IndexFeed.LogSource,
-               measured: ((_ events: Int, _ parts: Int) -> Void)? = nil) throws -> RecordedHead {
+               limits: IndexTransactionLimits, log: IndexFeed.LogSource) throws -> RecordedHead {
         if first.events.isEmpty, let failure = first.failure {
             throw IndexFailure(position: first.last.position + 1, error: failure)
         }
@@ -41,7 +37,7 @@ struct IndexTarget {
             // What makes two indexers (two processes) safe: the write lock orders them, this refuses the second.
             let stored = try databases.applied(in: txn)
             guard stored == expected else { throw Moved(to: stored) }
-            let (head, failed) = try apply(&taken, thenFrom: feed, in: txn, limits: limits, log: log, measured: measured)
+            let (head, failed) = try apply(&taken, thenFrom: feed, in: txn, limits: limits, log: log)
             failure = failed
             return head
         }
@@ -61,15 +57,14 @@ struct IndexTarget {
     func apply(_ first: IndexFeed.Piece, thenFrom feed: IndexFeed, in txn: WriteTransaction,
                limits: IndexTransactionLimits, log: IndexFeed.LogSource) throws -> (RecordedHead, (any Error)?) {
         var taken = [first]
-        return try apply(&taken, thenFrom: feed, in: txn, limits: limits, log: log, measured: nil)
+        return try apply(&taken, thenFrom: feed, in: txn, limits: limits, log: log)
     }
 
     /// ``apply(_:thenFrom:in:limits:log:)`` of the pieces in `taken` (taken
     /// from `feed` by an earlier run of the same transaction, which the map's
     /// growth undid), then of more from `feed`, each appended to `taken`.
     private func apply(_ taken: inout [IndexFeed.Piece], thenFrom feed: IndexFeed, in txn: WriteTransaction,
-                       limits: IndexTransactionLimits, log: IndexFeed.LogSource,
-                       measured: ((_ events: Int, _ parts: Int) -> Void)?) throws -> (RecordedHead, (any Error)?) {
+                       limits: IndexTransactionLimits, log: IndexFeed.LogSource) throws -> (RecordedHead, (any Error)?) {
         let slot = LogTransactionSlot()
         let reader = LogReader(payloads: LogPayloads(log.databases.log, in: log.environment), slot: slot)
         let started = DispatchTime.now().uptimeNanoseconds
@@ -93,7 +88,6 @@ struct IndexTarget {
             guard let more = feed.next(waiting: limits.waitsForPieces) else { break }
             taken.append(more)
         }
-        measured?(events, applier.partsWritten)
         try log.environment.read { logTxn in try slot.with(logTxn) { try applier.finish() } }
         let last = taken.last!.last
         try databases.setApplied(last, in: txn)
@@ -119,49 +113,13 @@ public struct IndexTransactionLimits: Sendable, Equatable {
     /// (and its two fsyncs, on the disk the log's commits wait for) rather
     /// than each having one. Live indexing only (``Indexer``).
     public var minimumInterval: Duration
-    /// How far the live indexer may stretch ``duration`` and the writers'
-    /// backlog (``StoreOptions/indexBacklogLimit``) when its transactions'
-    /// events fall into many parts with few events each
-    /// (``ProjectionWriter/partsWritten``: with many users, their spaces):
-    /// each part's writing at the end of a transaction (a space's runs
-    /// merged, a leaf of each of its databases copied) costs about the same
-    /// however few of its events the transaction holds, and larger
-    /// transactions share it among more events. 1 never stretches. Live
-    /// indexing only (``Indexer``).
-    public var maximumGrowth: Double
 
-    public init(events: Int, bytes: Int, duration: Duration, waitsForPieces: Bool = false, minimumInterval: Duration = .zero,
-                maximumGrowth: Double = 1) {
+    public init(events: Int, bytes: Int, duration: Duration, waitsForPieces: Bool = false, minimumInterval: Duration = .zero) {
         self.events = events
         self.bytes = bytes
         self.duration = duration
         self.waitsForPieces = waitsForPieces
         self.minimumInterval = minimumInterval
-        self.maximumGrowth = maximumGrowth
-    }
-
-    /// The events a part should get in a transaction before stretching stops.
-    static let eventsPerPart = 8
-
-    /// The factor the next transaction stretches by, after one that applied
-    /// `events` into `parts` stretched by `growth`: by as much more as it
-    /// takes for ``eventsPerPart`` events a part (transactions grow about
-    /// in proportion), between 1 and ``maximumGrowth``. One part never
-    /// stretches: its writing grows with its events.
-    ///
-    ///     IndexTransactionLimits.live.growth(events: 900, parts: 300, after: 1)   // 2.67
-    func growth(events: Int, parts: Int, after growth: Double) -> Double {
-        guard maximumGrowth > 1, parts > 1, events > 0 else { return 1 }
-        let wanted = growth * Double(Self.eventsPerPart * parts) / Double(events)
-        return min(max(wanted, 1), maximumGrowth)
-    }
-
-    /// These limits with ``duration`` multiplied by `factor`.
-    func stretched(by factor: Double) -> IndexTransactionLimits {
-        guard factor > 1 else { return self }
-        var limits = self
-        limits.duration = duration * factor
-        return limits
     }
 
     /// Live indexing: short enough that a write is searchable within tens of
@@ -169,11 +127,9 @@ public struct IndexTransactionLimits: Sendable, Equatable {
     /// what the writers held back or the commit, which about double it. A
     /// transaction starts at least 10 ms after the one before: one caller
     /// writing single items then shares each index commit among about two
-    /// writes or more, and its own commits wait less for the disk. Up to 2×
-    /// longer, with a backlog up to 2× larger, when the events fall into
-    /// many spaces (300 users at batch 500: `Docs/Benchmarks.md`).
+    /// writes or more, and its own commits wait less for the disk.
     public static let live = IndexTransactionLimits(events: 20_000, bytes: 32 << 20, duration: .milliseconds(15),
-                                                    minimumInterval: .milliseconds(10), maximumGrowth: 2)
+                                                    minimumInterval: .milliseconds(10))
     /// Rebuilds and time travel: as large as memory allows, cut by counts alone.
     public static let rebuild = IndexTransactionLimits(events: 20_000, bytes: 16 << 20, duration: .seconds(1_000_000), waitsForPieces: true)
     /// One transaction whatever it holds (a rebuild's swap).

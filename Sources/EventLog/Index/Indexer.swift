@@ -58,9 +58,6 @@ final class Indexer: @unchecked Sendable {
     private var unappliedStart = 0
     /// The last failure, and when the failures since the last commit began.
     private var failure: (failure: IndexFailure, since: Date)?
-    /// How much the last transactions stretched their duration and the
-    /// writers' backlog (``IndexTransactionLimits/growth(events:parts:after:)``).
-    private var growth = 1.0
 
     init(log: IndexFeed.LogSource, target: IndexTarget, applied: Position, readAhead: Int,
          limits: IndexTransactionLimits, logger: Logger, metrics: StoreMetrics? = nil) {
@@ -124,13 +121,9 @@ final class Indexer: @unchecked Sendable {
         return stopping
     }
 
-    /// `growth`: what the transaction that applied through `position` asks
-    /// of the next; averaged with the last, so that one slow commit (the
-    /// disk, another process) stretches the next ones by half as much.
-    private func publish(_ position: Position, growth: Double? = nil) {
+    private func publish(_ position: Position) {
         condition.lock()
         applied = position
-        if let growth { self.growth = (self.growth + growth) / 2 }
         failure = nil
         dropBacklog(through: position)
         let lag = metrics == nil ? nil : dropUnapplied(through: position)
@@ -191,7 +184,7 @@ final class Indexer: @unchecked Sendable {
         guard position > taken else { return }
         backlog.append((position, bytes))
         backlogBytes += bytes
-        guard let limit = limit.map({ Int(Double($0) * growth) }), backlogBytes - bytes > limit else { return }
+        guard let limit, backlogBytes - bytes > limit else { return }
         let deadline = Date(timeIntervalSinceNow: wait.secondsValue)
         while backlogBytes - (taken < position ? bytes : 0) > limit && running && !stopping && failure == nil {
             if !condition.wait(until: deadline) { return }
@@ -257,18 +250,9 @@ final class Indexer: @unchecked Sendable {
         while !isStopping, let piece = feed.next(waiting: true) {
             pause(until: started + limits.minimumInterval.nanoseconds)
             started = DispatchTime.now().uptimeNanoseconds
-            let current = currentGrowth
-            var growth = current
-            expected = try target.apply(piece, thenFrom: feed, expecting: expected, limits: limits.stretched(by: current),
-                                        log: log, measured: { [limits] in growth = limits.growth(events: $0, parts: $1, after: current) })
-            publish(expected.position, growth: growth)
+            expected = try target.apply(piece, thenFrom: feed, expecting: expected, limits: limits, log: log)
+            publish(expected.position)
         }
-    }
-
-    private var currentGrowth: Double {
-        condition.lock()
-        defer { condition.unlock() }
-        return growth
     }
 
     /// Waits until `deadline` (uptime nanoseconds), or until stopped.

@@ -79,18 +79,11 @@ public protocol ProjectionWriter: AnyObject {
     /// it (nil when it prepared nothing). By default ``apply(_:)``.
     func apply(_ event: RecordedEvent, prepared: (any Sendable)?) throws
     func finish() throws
-    /// Into how many separately kept parts (the keyword index: users'
-    /// spaces) the events applied so far went, each of which ``finish()``
-    /// writes once however few of them it got: the indexer grows its
-    /// transactions when there are many such parts for few events each
-    /// (``IndexTransactionLimits/maximumGrowth``). By default 1.
-    var partsWritten: Int { get }
 }
 
 extension ProjectionWriter {
     public func apply(_ event: RecordedEvent, prepared: (any Sendable)?) throws { try apply(event) }
     public func finish() throws {}
-    public var partsWritten: Int { 1 }
 }
 
 /// A ``ProjectionWriter`` made of a closure, for projections that write as

@@ -53,9 +53,6 @@ final class ProjectionApplier {
         try projections.map { try $0.prepare(event, log: log) }
     }
 
-    /// The most parts one writer wrote so far (``ProjectionWriter/partsWritten``).
-    var partsWritten: Int { writers.map(\.partsWritten).max() ?? 0 }
-
     /// Lets every writer write what it held back; once, before the commit.
     func finish() throws {
         for writer in writers { try writer.finish() }
