@@ -21,8 +21,8 @@ import LMDB
 /// ```
 ///
 /// Databases (each name after `prefix`; layouts in `Docs/Search.md`):
-/// `ids` (kind and identifier → document id), `docs` (document id → stored
-/// document), `terms` (no longer written: a replaced or removed document's
+/// `ids` (kind and identifier → document id), `docs` (page of 128 document
+/// ids → their stored documents; ``DocumentPage``), `terms` (no longer written: a replaced or removed document's
 /// terms come from tokenizing its stored text again; kept so that a rebuild
 /// empties what an earlier version stored there),
 /// `postings` (tier of 4 sealed blocks and term → documents), `blocks`
@@ -45,6 +45,7 @@ public struct TextIndex: Sendable {
     static let blockSize = 1 << Int(blockShift)
 
     let ids: Database<[UInt8], [UInt8]>
+    /// `space ‖ page` → ``DocumentPage``: the records of 128 documents.
     let docs: Database<SpaceKey, [UInt8]>
     /// Written by versions before runs (each document's terms); now always
     /// empty, listed so that a rebuild of an older store empties it.
@@ -190,9 +191,18 @@ public struct TextIndex: Sendable {
     public func document(kind: String, identifier: String, in txn: ReadTransaction,
                          contentIn: ReadTransaction? = nil) throws -> IndexDocument? {
         guard let id = try documentId(TextIndex.identityKey(kind: kind, identifier: identifier), in: txn) else { return nil }
-        return try docs.withValue(forKey: SpaceKey(space: spaceId, id), in: txn) {
+        return try withDocumentRecord(id, in: txn) {
             try DocumentRecord.decode($0, content: contentSource(in: contentIn ?? txn))
         }
+    }
+
+    /// The stored record of the space's document `id` (``DocumentRecord``,
+    /// on its ``DocumentPage``) given to `body`; nil when there is none.
+    func withDocumentRecord<R>(_ id: UInt32, in txn: ReadTransaction, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        let result = try docs.withValue(forKey: SpaceKey(space: spaceId, DocumentPage.page(of: id)), in: txn) { page in
+            try DocumentPage.record(DocumentPage.slot(of: id), in: page).map(body)
+        }
+        return result ?? nil
     }
 
     /// Every stored document of the space, by internal id (the order they
@@ -204,7 +214,9 @@ public struct TextIndex: Sendable {
         let content = contentSource(in: contentIn ?? txn)
         var entry = try SpaceKey(space: spaceId, 0).withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.starts(with: prefix) {
-            result.append(try DocumentRecord.decode(e.value, content: content))
+            try DocumentPage.forEachRecord(in: e.value) { _, record in
+                result.append(try DocumentRecord.decode(record, content: content))
+            }
             entry = try cursor.nextBytes()
         }
         return result

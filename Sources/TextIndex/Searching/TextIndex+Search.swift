@@ -83,9 +83,10 @@ extension TextIndex {
             let nowSeconds = now.timeIntervalSinceReferenceDate
             for c in group {
                 reads += 1
-                let key = (UInt64(spaceId) << 32 | UInt64(c.id)).bigEndian
-                guard let entry = try withUnsafeBytes(of: key, { try cursor.seekBytes(exactly: $0) }) else { continue }
-                let doc = try DocumentRecord.decodeHitBytes(entry.value)
+                let key = (UInt64(spaceId) << 32 | UInt64(DocumentPage.page(of: c.id))).bigEndian
+                guard let entry = try withUnsafeBytes(of: key, { try cursor.seekBytes(exactly: $0) }),
+                      let record = try DocumentPage.record(DocumentPage.slot(of: c.id), in: entry.value) else { continue }
+                let doc = try DocumentRecord.decodeHitBytes(record)
                 found.append(FoundHit(score: c.score, kind: doc.kind, identifier: doc.identifier,
                                       expired: doc.expiration.map { $0 <= nowSeconds } ?? false))
             }
