@@ -45,8 +45,9 @@ public struct TextIndex: Sendable {
     static let blockSize = 1 << Int(blockShift)
 
     let ids: Database<[UInt8], [UInt8]>
-    /// `space ‖ page` → ``DocumentPage``: the records of 128 documents.
-    let docs: Database<SpaceKey, [UInt8]>
+    /// `space ‖ page ‖ chunk` → a chunk of a ``DocumentPage`` (the records
+    /// of 128 documents; ``DocumentChunks``).
+    let docs: Database<[UInt8], [UInt8]>
     /// Written by versions before runs (each document's terms); now always
     /// empty, listed so that a rebuild of an older store empties it.
     let terms: Database<SpaceKey, [UInt8]>
@@ -199,10 +200,21 @@ public struct TextIndex: Sendable {
     /// The stored record of the space's document `id` (``DocumentRecord``,
     /// on its ``DocumentPage``) given to `body`; nil when there is none.
     func withDocumentRecord<R>(_ id: UInt32, in txn: ReadTransaction, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        let result = try docs.withValue(forKey: SpaceKey(space: spaceId, DocumentPage.page(of: id)), in: txn) { page in
-            try DocumentPage.record(DocumentPage.slot(of: id), in: page).map(body)
+        // Nearly always in chunk 0: one `mdb_get`, no cursor.
+        var cut = false
+        let inFirst = try docs.withValue(forKey: DocumentChunks.key(space: spaceId, page: DocumentPage.page(of: id), chunk: 0), in: txn) { first -> R? in
+            guard let range = try DocumentPage.range(DocumentPage.slot(of: id), first: first) else { return nil }
+            guard range.upperBound <= first.count else {
+                cut = true
+                return nil
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: first[range]))
         }
-        return result ?? nil
+        if !cut { return inFirst ?? nil }
+        let arena = DocumentChunks.Arena()
+        return try withExtendedLifetime(arena) {
+            try DocumentChunks.record(id, space: spaceId, cursor: docs.cursor(in: txn), arena: arena).map(body)
+        }
     }
 
     /// Every stored document of the space, by internal id (the order they
@@ -212,13 +224,24 @@ public struct TextIndex: Sendable {
         let cursor = try docs.cursor(in: txn)
         let prefix = spacePrefix
         let content = contentSource(in: contentIn ?? txn)
-        var entry = try SpaceKey(space: spaceId, 0).withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
+        // A page's chunks are consecutive keys: joined, then read.
+        var page: [UInt8] = []
+        func emit() throws {
+            try page.withUnsafeBytes { bytes in
+                try DocumentPage.forEachRecord(in: bytes) { _, record in result.append(try DocumentRecord.decode(record, content: content)) }
+            }
+        }
+        var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.starts(with: prefix) {
-            try DocumentPage.forEachRecord(in: e.value) { _, record in
-                result.append(try DocumentRecord.decode(record, content: content))
+            if e.key.count == 8 {
+                if !page.isEmpty { try emit() }
+                page = Array(e.value)
+            } else {
+                page.append(contentsOf: e.value)
             }
             entry = try cursor.nextBytes()
         }
+        if !page.isEmpty { try emit() }
         return result
     }
 

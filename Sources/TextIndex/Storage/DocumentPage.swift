@@ -5,8 +5,8 @@
 /// One key a document left LMDB's pages half full when many spaces grow
 /// at once (each space appends at its own end of the tree, and a split
 /// leaves the left half for good): 93 bytes a document of used pages for a
-/// record of about 30. A page of 128 records is one value of about 4 KB,
-/// an overflow page of its own (`Docs/Search.md`, "Documents").
+/// record of about 33. A page is stored in chunks that each fill one LMDB
+/// overflow page (``DocumentChunks``; `Docs/Search.md`, "Documents in pages").
 ///
 /// ```
 /// u8      offset width w: 2, or 4 when the records pass 64 KB
@@ -20,7 +20,7 @@
 /// var page = DocumentPage()
 /// page[3] = DocumentRecord.encode(doc)
 /// let bytes = page.encoded()             // 02 04 00 00 00 00 00 00 00 1E, then the record
-/// DocumentPage.record(3, in: bytes)      // the record's bytes
+/// try bytes.withUnsafeBytes { try DocumentPage.range(3, first: $0) }   // 10..<40: the record's bytes
 /// ```
 struct DocumentPage {
     /// Documents a page: ids `p << shift ..< (p + 1) << shift`.
@@ -34,15 +34,12 @@ struct DocumentPage {
 
     /// The page stored as `bytes`.
     init(decoding bytes: UnsafeRawBufferPointer) throws {
-        let (width, count) = try DocumentPage.header(bytes)
-        slots.reserveCapacity(count)
-        var start = 0
-        for i in 0..<count {
-            let end = try DocumentPage.end(i, width, count, bytes)
-            guard start <= end else { throw TextIndexError.corrupt("document page (\(bytes.count) bytes)") }
-            slots.append(Array(UnsafeRawBufferPointer(rebasing: bytes[(2 + count * width + start)..<(2 + count * width + end)])))
-            start = end
+        var slots: [[UInt8]] = []
+        try DocumentPage.forEachRecord(in: bytes) { i, record in
+            slots.append(contentsOf: repeatElement([], count: i - slots.count))
+            slots.append(Array(record))
         }
+        self.slots = slots
     }
 
     /// The page key of document `id`.
@@ -85,30 +82,30 @@ struct DocumentPage {
         return w.bytes
     }
 
-    /// The record of slot `i` in the stored page `bytes`, or nil when the
-    /// slot holds no document. Reads two offsets: no walk over the others.
-    static func record(_ i: Int, in bytes: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        let (width, count) = try header(bytes)
-        guard i < count else { return nil }
-        let start = i == 0 ? 0 : try end(i - 1, width, count, bytes)
-        let end = try end(i, width, count, bytes)
-        guard start <= end else { throw TextIndexError.corrupt("document page (\(bytes.count) bytes)") }
-        guard start < end else { return nil }
-        let base = 2 + count * width
-        return UnsafeRawBufferPointer(rebasing: bytes[(base + start)..<(base + end)])
-    }
-
-    /// Every record of the stored page with its slot, in slot order.
+    /// Every record of the page `bytes` (its chunks joined) with its slot, in slot order.
     static func forEachRecord(in bytes: UnsafeRawBufferPointer, _ body: (Int, UnsafeRawBufferPointer) throws -> Void) throws {
         let (width, count) = try header(bytes)
         let base = 2 + count * width
         var start = 0
         for i in 0..<count {
             let end = try end(i, width, count, bytes)
-            guard start <= end else { throw TextIndexError.corrupt("document page (\(bytes.count) bytes)") }
+            guard start <= end, base + end <= bytes.count else { throw TextIndexError.corrupt("document page (\(bytes.count) bytes)") }
             if start < end { try body(i, UnsafeRawBufferPointer(rebasing: bytes[(base + start)..<(base + end)])) }
             start = end
         }
+    }
+
+    /// Slot `i`'s bytes in the whole page (its chunks joined) as read from
+    /// the header and offsets in `first` (chunk 0, which holds them); nil
+    /// when the slot holds no document.
+    static func range(_ i: Int, first: UnsafeRawBufferPointer) throws -> Range<Int>? {
+        let (width, count) = try header(first)
+        guard i < count else { return nil }
+        let start = i == 0 ? 0 : try end(i - 1, width, count, first)
+        let end = try end(i, width, count, first)
+        guard start <= end else { throw TextIndexError.corrupt("document page (offsets \(start), \(end))") }
+        let base = 2 + count * width
+        return start < end ? (base + start)..<(base + end) : nil
     }
 
     private static func header(_ bytes: UnsafeRawBufferPointer) throws -> (width: Int, count: Int) {
@@ -121,9 +118,7 @@ struct DocumentPage {
 
     private static func end(_ i: Int, _ width: Int, _ count: Int, _ bytes: UnsafeRawBufferPointer) throws -> Int {
         let at = 2 + i * width
-        let end = width == 2 ? Int(UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+        return width == 2 ? Int(UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
             : Int(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-        guard 2 + count * width + end <= bytes.count else { throw TextIndexError.corrupt("document page (\(bytes.count) bytes)") }
-        return end
     }
 }

@@ -348,9 +348,8 @@ public final class TextIndexWriter {
         var d = 0
         while d < ids.count {
             let pageNumber = DocumentPage.page(of: ids[d])
-            let key = SpaceKey(space: space, pageNumber)
-            var page = try index.docs.withValue(forKey: key, in: txn) { try DocumentPage(decoding: $0) } ?? DocumentPage()
-            let stored = !page.isEmpty
+            let stored = try DocumentChunks.read(space: space, page: pageNumber, cursor: index.docs.cursor(in: txn))
+            var page = try stored.map { try $0.withUnsafeBytes { try DocumentPage(decoding: $0) } } ?? DocumentPage()
             while d < ids.count && DocumentPage.page(of: ids[d]) == pageNumber {
                 let id = ids[d]
                 switch pending[id]! {
@@ -366,10 +365,8 @@ public final class TextIndexWriter {
                 }
                 d += 1
             }
-            if !page.isEmpty {
-                try index.docs.put(page.encoded(), forKey: key, in: txn)
-            } else if stored {
-                try index.docs.delete(key, in: txn)
+            if !page.isEmpty || stored != nil {
+                try DocumentChunks.write(page.isEmpty ? [] : page.encoded(), space: space, page: pageNumber, in: index.docs, txn)
             }
         }
         // 5. Field masks: one value per block, 1 byte per document, without
