@@ -21,8 +21,8 @@ import LMDB
 /// ```
 ///
 /// Databases (each name after `prefix`; layouts in `Docs/Search.md`):
-/// `ids` (kind and identifier → document id), `docs` (document id → stored
-/// document), `terms` (no longer written: a replaced or removed document's
+/// `ids` (kind and identifier → document id), `docs` (page of 128 document
+/// ids → their stored documents; ``DocumentPage``), `terms` (no longer written: a replaced or removed document's
 /// terms come from tokenizing its stored text again; kept so that a rebuild
 /// empties what an earlier version stored there),
 /// `postings` (tier of 4 sealed blocks and term → documents), `blocks`
@@ -45,7 +45,9 @@ public struct TextIndex: Sendable {
     static let blockSize = 1 << Int(blockShift)
 
     let ids: Database<[UInt8], [UInt8]>
-    let docs: Database<SpaceKey, [UInt8]>
+    /// `space ‖ page ‖ chunk` → a chunk of a ``DocumentPage`` (the records
+    /// of 128 documents; ``DocumentChunks``).
+    let docs: Database<[UInt8], [UInt8]>
     /// Written by versions before runs (each document's terms); now always
     /// empty, listed so that a rebuild of an older store empties it.
     let terms: Database<SpaceKey, [UInt8]>
@@ -190,8 +192,28 @@ public struct TextIndex: Sendable {
     public func document(kind: String, identifier: String, in txn: ReadTransaction,
                          contentIn: ReadTransaction? = nil) throws -> IndexDocument? {
         guard let id = try documentId(TextIndex.identityKey(kind: kind, identifier: identifier), in: txn) else { return nil }
-        return try docs.withValue(forKey: SpaceKey(space: spaceId, id), in: txn) {
+        return try withDocumentRecord(id, in: txn) {
             try DocumentRecord.decode($0, content: contentSource(in: contentIn ?? txn))
+        }
+    }
+
+    /// The stored record of the space's document `id` (``DocumentRecord``,
+    /// on its ``DocumentPage``) given to `body`; nil when there is none.
+    func withDocumentRecord<R>(_ id: UInt32, in txn: ReadTransaction, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        // Nearly always in chunk 0: one `mdb_get`, no cursor.
+        var cut = false
+        let inFirst = try docs.withValue(forKey: DocumentChunks.key(space: spaceId, page: DocumentPage.page(of: id), chunk: 0), in: txn) { first -> R? in
+            guard let range = try DocumentPage.range(DocumentPage.slot(of: id), first: first) else { return nil }
+            guard range.upperBound <= first.count else {
+                cut = true
+                return nil
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: first[range]))
+        }
+        if !cut { return inFirst ?? nil }
+        let arena = DocumentChunks.Arena()
+        return try withExtendedLifetime(arena) {
+            try DocumentChunks.record(id, space: spaceId, cursor: docs.cursor(in: txn), arena: arena).map(body)
         }
     }
 
@@ -202,11 +224,24 @@ public struct TextIndex: Sendable {
         let cursor = try docs.cursor(in: txn)
         let prefix = spacePrefix
         let content = contentSource(in: contentIn ?? txn)
-        var entry = try SpaceKey(space: spaceId, 0).withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
+        // A page's chunks are consecutive keys: joined, then read.
+        var page: [UInt8] = []
+        func emit() throws {
+            try page.withUnsafeBytes { bytes in
+                try DocumentPage.forEachRecord(in: bytes) { _, record in result.append(try DocumentRecord.decode(record, content: content)) }
+            }
+        }
+        var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.starts(with: prefix) {
-            result.append(try DocumentRecord.decode(e.value, content: content))
+            if e.key.count == 8 {
+                if !page.isEmpty { try emit() }
+                page = Array(e.value)
+            } else {
+                page.append(contentsOf: e.value)
+            }
             entry = try cursor.nextBytes()
         }
+        if !page.isEmpty { try emit() }
         return result
     }
 

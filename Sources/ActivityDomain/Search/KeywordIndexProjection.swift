@@ -37,16 +37,17 @@ import TextIndex
 /// removes documents is flushed at once (see ``Writer/apply(_:prepared:)``).
 public struct KeywordIndexProjection: Projection {
     public var name: String { "search.keywords" }
-    /// 11 (the layout: runs in front-coded pages of about 256 terms, a
+    /// 12 (the layout: runs in front-coded pages of about 256 terms, a
     /// value of one document without its last offset, no term lists, items' content referred to in
     /// the log, one attribute-index key per value and block, sealed postings
     /// in tiers of 4 blocks, with a score bound per block of 16 documents
-    /// or more, a document's own identifier in `ids` alone) and the
+    /// or more, a document's own identifier in `ids` alone; 12: documents
+    /// stored 128 a value, ``DocumentPage``) and the
     /// tokenizer that made the terms (``Tokenizer/identityNumber``:
     /// its rules and ICU's version), so that a process with another ICU
     /// rebuilds the index rather than remove a document's terms as another
     /// tokenizer splits its stored text.
-    public var version: UInt32 { 11 * 1_000_000 + Tokenizer.identityNumber }
+    public var version: UInt32 { 12 * 1_000_000 + Tokenizer.identityNumber }
     public var databaseNames: [String] { TextIndex.databaseNames(prefix: Self.prefix) }
 
     static let prefix = "search."

@@ -133,7 +133,7 @@ struct QueryEvaluator {
         let content = index.namedContentSource(in: contentTxn)
         for id in scope.sorted() {
             reads += 1
-            let match = try index.docs.withValue(forKey: SpaceKey(space: index.spaceId, id), in: txn) { bytes in
+            let match = try index.withDocumentRecord(id, in: txn) { bytes in
                 let (header, values) = try DocumentRecord.values(named: name, nameBytes, in: bytes, content: content)
                 return QueryEvaluator.matches(header, name, values, pattern)
             }

@@ -86,7 +86,7 @@ extension TextIndex {
         } else {
             for id in ids {
                 reads += 1
-                guard let doc = try docs.withValue(forKey: SpaceKey(space: spaceId, id), in: txn, { try DocumentRecord.decodeHeader($0) }),
+                guard let doc = try withDocumentRecord(id, in: txn, { try DocumentRecord.decodeHeader($0) }),
                       !doc.isExpired(at: now) else { continue }
                 add(kind: doc.kind, identifier: doc.identifier)
             }

@@ -80,12 +80,14 @@ extension TextIndex {
             var found: [FoundHit] = []
             found.reserveCapacity(group.count)
             let cursor = try docs.cursor(in: txn)
+            // Keeps records cut between chunks as long as `found` points into them.
+            let arena = DocumentChunks.Arena()
+            defer { withExtendedLifetime(arena) {} }
             let nowSeconds = now.timeIntervalSinceReferenceDate
             for c in group {
                 reads += 1
-                let key = (UInt64(spaceId) << 32 | UInt64(c.id)).bigEndian
-                guard let entry = try withUnsafeBytes(of: key, { try cursor.seekBytes(exactly: $0) }) else { continue }
-                let doc = try DocumentRecord.decodeHitBytes(entry.value)
+                guard let record = try DocumentChunks.record(c.id, space: spaceId, cursor: cursor, arena: arena) else { continue }
+                let doc = try DocumentRecord.decodeHitBytes(record)
                 found.append(FoundHit(score: c.score, kind: doc.kind, identifier: doc.identifier,
                                       expired: doc.expiration.map { $0 <= nowSeconds } ?? false))
             }

@@ -286,12 +286,11 @@ public final class TextIndexWriter {
 
         // 1. What the stored versions put in goes; what the new ones bring comes.
         for id in ids {
-            let idKey = SpaceKey(space: space, id)
             var oldKeys: [[UInt8]] = []
             var newKeys: [[UInt8]] = []
             // What the stored version put in: its stored text tokenized again
             // (the tokenizer is the one that indexed it: checked below).
-            if let old = try index.docs.withValue(forKey: idKey, in: txn, { try DocumentRecord.decode($0, content: content) }) {
+            if let old = try index.withDocumentRecord(id, in: txn, { try DocumentRecord.decode($0, content: content) }) {
                 let previous = AnalyzedDocument(old, tokenizer: &tokenizer, ranges: &ranges, table: &table,
                                                 scratch: &occurrences)
                 for termId in previous.termIds {
@@ -344,24 +343,30 @@ public final class TextIndexWriter {
         // key; the open block's new documents make a run, written once.
         try writePostings(changes, arena: arena)
 
-        // 4. Documents and identities. New ids are the last keys of `docs`
-        // when the space is the last one there: then appended (full pages).
-        var appendDocs: Bool?
-        for id in ids {
-            let idKey = SpaceKey(space: space, id)
-            switch pending[id]! {
-            case .upsert(let doc, let identity, _):
-                if id >= flushedNextId && appendDocs == nil {
-                    appendDocs = try TextIndexWriter.sortsLast(idKey, in: index.docs, txn)
+        // 4. Documents and identities: each page of documents read and
+        // written once (``DocumentPage``).
+        var d = 0
+        while d < ids.count {
+            let pageNumber = DocumentPage.page(of: ids[d])
+            let stored = try DocumentChunks.read(space: space, page: pageNumber, cursor: index.docs.cursor(in: txn))
+            var page = try stored.map { try $0.withUnsafeBytes { try DocumentPage(decoding: $0) } } ?? DocumentPage()
+            while d < ids.count && DocumentPage.page(of: ids[d]) == pageNumber {
+                let id = ids[d]
+                switch pending[id]! {
+                case .upsert(let doc, let identity, _):
+                    page[DocumentPage.slot(of: id)] = DocumentRecord.encode(doc)
+                    var idBytes = [UInt8]()
+                    withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
+                    try index.ids.put(idBytes, forKey: index.scoped(identity), in: txn)
+                case .remove(let identity):
+                    page[DocumentPage.slot(of: id)] = []
+                    try index.ids.delete(index.scoped(identity), in: txn)
+                    identities[TermKey(term: identity)] = nil
                 }
-                try index.docs.put(DocumentRecord.encode(doc), forKey: idKey, flags: appendDocs == true ? .append : [], in: txn)
-                var idBytes = [UInt8]()
-                withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
-                try index.ids.put(idBytes, forKey: index.scoped(identity), in: txn)
-            case .remove(let identity):
-                try index.docs.delete(idKey, in: txn)
-                try index.ids.delete(index.scoped(identity), in: txn)
-                identities[TermKey(term: identity)] = nil
+                d += 1
+            }
+            if !page.isEmpty || stored != nil {
+                try DocumentChunks.write(page.isEmpty ? [] : page.encoded(), space: space, page: pageNumber, in: index.docs, txn)
             }
         }
         // 5. Field masks: one value per block, 1 byte per document, without

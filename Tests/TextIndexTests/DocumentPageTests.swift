@@ -1,0 +1,64 @@
+import Foundation
+import LMDB
+import Testing
+import TextIndex
+
+/// Database `docs` keeps 128 documents a page, each page in chunks of
+/// 4,080 bytes (one LMDB overflow page each): a document whose record is
+/// cut between two chunks reads back whole, and removals leave no chunk
+/// behind.
+@Suite("Documents in pages")
+struct DocumentPageTests {
+    /// A word of letters only that no other document has, nor a prefix of
+    /// one: `k`'s three digits spelled in letters.
+    static func word(_ k: Int) -> String {
+        "q" + String(String(1000 + k).dropFirst().map { Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(String($0))!)) })
+    }
+
+    static func document(_ k: Int) -> IndexDocument {
+        // Titles of 20 to 420 bytes: records end at every offset of a chunk.
+        let filler = String(repeating: "lorem ", count: (k * 37) % 70)
+        return .item("doc-\(k)", title: "\(word(k)) \(filler)", attributes: ["rating": .number(Double(k))],
+                     expires: k % 3 == 0 ? Date(timeIntervalSinceReferenceDate: 9e8) : nil)
+    }
+
+    static func check(_ t: TemporaryIndex, holds live: [Int]) throws {
+        try t.environment.read { txn in
+            for k in live {
+                #expect(try t.index.document(kind: "item", identifier: "doc-\(k)", in: txn) == document(k))
+                let hits = try t.index.search(word(k), now: Date(timeIntervalSinceReferenceDate: 0), in: txn)
+                #expect(hits.map(\.identifier) == ["doc-\(k)"])
+            }
+            #expect(try t.index.documents(in: txn) == live.sorted().map(document))
+        }
+        // Every chunk but a page's last fills an overflow page exactly.
+        let rows = try DeterminismTests.dump(t)["docs"]!
+        for (i, row) in rows.enumerated() {
+            let next = i + 1 < rows.count ? rows[i + 1].0 : []
+            if next.count == 10 && next.starts(with: row.0.prefix(8)) { #expect(row.1.count == 4080) }
+        }
+    }
+
+    @Test("records cut between chunks read back whole; removing every document leaves no key")
+    func chunks() throws {
+        let t = try TemporaryIndex()
+        var live = Array(0..<300)
+        try t.write { w in for k in live { try w.upsert(DocumentPageTests.document(k)) } }
+        #expect(try DeterminismTests.dump(t)["docs"]!.contains { $0.0.count == 10 }, "some page has more than one chunk")
+        try DocumentPageTests.check(t, holds: live)
+        // Removals from the ends and the middle shrink pages and drop their chunks.
+        var rng = SeededGenerator(seed: 7)
+        while !live.isEmpty {
+            let gone = Set(live.shuffled(using: &rng).prefix(70))
+            try t.write { w in
+                for k in gone {
+                    let removed = try w.remove(kind: "item", identifier: "doc-\(k)")
+                    #expect(removed)
+                }
+            }
+            live.removeAll { gone.contains($0) }
+            try DocumentPageTests.check(t, holds: live)
+        }
+        #expect(try DeterminismTests.dump(t)["docs"]!.isEmpty)
+    }
+}
