@@ -9,8 +9,8 @@ struct CreationRaceTests {
     /// pages, and was told the file was cut short. Here another process
     /// plays that writer: it holds LMDB's exclusive lock on `lock.mdb`
     /// (byte 0, `fcntl`, as `mdb_env_excl_lock` does) over an empty
-    /// `data.mdb` for a while, then puts an environment's pages in place and
-    /// lets go.
+    /// `data.mdb` for a while, then puts a lock file's header and an
+    /// environment's pages in place and lets go.
     @Test("an open waits for the creator's exclusive lock instead of calling the empty data file cut short")
     func waitsForTheCreator() throws {
         let source = temporaryPath()
@@ -36,6 +36,11 @@ struct CreationRaceTests {
             open(dst + "/data.mdb", "wb").close()
             open(dst + "/ready", "w").close()
             time.sleep(0.5)
+            # As LMDB's creator, the lock file is set up before the lock is let go:
+            # an opener that finds the data file whole while the lock is still held
+            # waits in LMDB for a shared lock, then reads this header.
+            lock.seek(0); lock.truncate(0)
+            lock.write(open(src + "/lock.mdb", "rb").read()); lock.flush()
             shutil.copyfile(src + "/data.mdb", dst + "/data.mdb.tmp")
             os.rename(dst + "/data.mdb.tmp", dst + "/data.mdb")
             fcntl.lockf(lock, fcntl.LOCK_UN, 1, 0)
