@@ -121,10 +121,14 @@ final class Indexer: @unchecked Sendable {
         return stopping
     }
 
-    private func publish(_ position: Position) {
+    /// `committed`: this indexer's commit moved the index to `position`,
+    /// which ends a run of failures. An attempt starts with `committed`
+    /// false: starting again is no success, unless another process's
+    /// commit has moved the index on since (`position` past `applied`).
+    private func publish(_ position: Position, committed: Bool = true) {
         condition.lock()
+        if committed || position > applied { failure = nil }
         applied = position
-        failure = nil
         dropBacklog(through: position)
         let lag = metrics == nil ? nil : dropUnapplied(through: position)
         condition.broadcast()
@@ -228,7 +232,7 @@ final class Indexer: @unchecked Sendable {
         let start = try target.environment.write { txn -> RecordedHead in
             try Self.checkpointToFollow(target, log: log.environment, databases: log.databases, in: txn, logger: logger)
         }
-        publish(start.position)
+        publish(start.position, committed: false)
         let feed = IndexFeed(log: log, after: start, readAhead: readAhead, end: nil,
                              onTake: { [weak self] position in self?.took(through: position) })
         condition.lock()
