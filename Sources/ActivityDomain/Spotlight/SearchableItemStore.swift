@@ -299,6 +299,8 @@ public struct SearchableItemStore: Projection {
         // A rebuild or a follower has no decoded event: an indexing event's
         // items are read from its bytes without their attributes
         // (``IndexedItemsWire``), at a fifth of the decoder's instructions.
+        // Every item comes with its slice, so a record never holds such an
+        // item without its attributes.
         if decoded == nil, let (user, items) = IndexedItemsWire.read(recorded, attributes: false) {
             let space = try spaces.appliedID(of: user, recorded, in: txn)
             try index(items.map { ($0.item, $0.slice) }, of: recorded, space: space, in: txn, log: log)
