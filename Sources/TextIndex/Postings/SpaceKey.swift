@@ -1,8 +1,9 @@
 import LMDB
 
-/// A key of databases `docs`, `terms` and `masks`: a space id then a
-/// document id (or block), each 4 bytes big-endian, so that a space's keys
-/// are one contiguous range and sort numerically within it.
+/// A key of databases `terms` and `masks`: a space id then a document id
+/// (or block), each 4 bytes big-endian, so that a space's keys are one
+/// contiguous range and sort numerically within it. `docs` keys begin with
+/// the same 8 bytes, a space and a page (``DocumentChunks``).
 ///
 /// ```swift
 /// SpaceKey(space: 2, 7)    // 00 00 00 02 00 00 00 07
