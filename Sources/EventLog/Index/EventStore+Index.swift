@@ -18,6 +18,7 @@ extension EventStore {
         let (indexDatabases, index) = try environment.write { txn in
             let indexDatabases = try IndexDatabases(openingIn: txn)
             let index = try views.openIndex(in: txn)
+            try refuseSharedDatabaseNames(views.all, index.all)
             if try checkIndexFormat(indexDatabases, in: txn, path: environment.path) == nil {
                 // A new index: at position 0, its checkpoints there.
                 try indexDatabases.setFormat(.current, in: txn)
@@ -28,6 +29,20 @@ extension EventStore {
             return (indexDatabases, index)
         }
         return StoreIndex(environment: environment, views: index, databases: indexDatabases)
+    }
+
+    /// Each database belongs to one environment: a name that both the log's
+    /// views and the index's projections open would be taken, at the next
+    /// open for writing, for the index a one-environment store kept in the
+    /// log (``dropIndexLeftInLog()``), and dropped there.
+    static func refuseSharedDatabaseNames(_ views: [any Projection], _ index: [any Projection]) throws {
+        let logNames = Set(views.flatMap(\.databaseNames).map { Name($0) })
+        let shared = Set(index.flatMap(\.databaseNames).map { Name($0) }).intersection(logNames)
+        guard shared.isEmpty else {
+            throw EventLogError(.invalidArgument, operation: "open",
+                                "the log's views and the index's projections both open database \(shared.sorted().map { "\"\($0)\"" }.joined(separator: ", ")): "
+                                    + "each database lives in one environment; give the index's its own name")
+        }
     }
 
     /// Opens the index environment of a store opened read-only, when it has
@@ -91,9 +106,9 @@ extension EventStore {
     /// indexer builds the index in its own environment behind the log.
     func dropIndexLeftInLog() throws {
         guard let index else { return }
-        let names = Set(index.views.all.flatMap(\.databaseNames))
+        let names = Set(index.views.all.flatMap(\.databaseNames).map { Name($0) })
         let (found, checkpoints) = try environment.read { txn in
-            (try txn.databaseNames().filter(names.contains),
+            (try txn.databaseNames().filter { names.contains(Name($0)) },
              try index.views.all.filter { try databases.checkpoint(of: $0.name, in: txn) != nil }.map(\.name))
         }
         guard !found.isEmpty || !checkpoints.isEmpty else { return }
