@@ -79,9 +79,11 @@ enum ItemWire {
             guard isValid(field.number) else { return false }
             switch field.number {
             case 1...7:
-                guard field.isLengthDelimited, ItemNamedContent.isUTF8(bytes, field.value) else { return false }
-                guard keeping else { continue }
-                let s = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[field.value]), as: UTF8.self)
+                guard keeping else {
+                    guard isString(field, in: bytes) else { return false }
+                    continue
+                }
+                guard let s = string(field, in: bytes) else { return false }
                 switch field.number {
                 case 1: set.title = s
                 case 2: set.displayName = s
@@ -120,12 +122,17 @@ enum ItemWire {
     /// A field number a decoder accepts (1 to 2^29 - 1).
     private static func isValid(_ number: UInt64) -> Bool { number > 0 && number < 1 << 29 }
 
+    /// Whether ``string(_:in:)`` takes the field, without making the string.
+    private static func isString(_ field: WireReader.Field, in bytes: UnsafeRawBufferPointer) -> Bool {
+        field.isLengthDelimited && ItemNamedContent.isUTF8(bytes, field.value)
+    }
+
     /// A length-delimited field as a string; nil for another wire type or
     /// bytes that are not UTF-8 (checked by ``ItemNamedContent/isUTF8(_:_:)``,
     /// eight ASCII bytes a step; then made without another check that could
     /// repair anything).
     private static func string(_ field: WireReader.Field, in bytes: UnsafeRawBufferPointer) -> String? {
-        guard field.isLengthDelimited, ItemNamedContent.isUTF8(bytes, field.value) else { return nil }
+        guard isString(field, in: bytes) else { return nil }
         return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[field.value]), as: UTF8.self)
     }
 
