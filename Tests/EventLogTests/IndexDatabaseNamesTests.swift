@@ -18,7 +18,7 @@ struct IndexDatabaseNamesTests {
             try store.append([event("test.fine", 1), event("test.fine", 2)])
         }
         #expect {
-            _ = try EventStore<SharedNameViews>(path: dir.path, options: fastOptions())
+            _ = try EventStore<CountsAndIndex<SharedNameIndex>>(path: dir.path, options: fastOptions())
         } throws: { error in
             guard let error = error as? EventLogError else { return false }
             return error.code == .invalidArgument && "\(error)".contains("\"test.typeCounts\"")
@@ -28,15 +28,9 @@ struct IndexDatabaseNamesTests {
     }
 }
 
-struct SharedNameIndex: ProjectionList {
-    let counts: TypeCounts
-    var all: [any Projection] { [counts] }
-}
-
-/// ``TypeCounts`` in both environments: the same database name twice.
-struct SharedNameViews: ProjectionSet {
+/// ``TypeCounts`` in the index's environment too: the same database name twice.
+struct SharedNameIndex: TestIndex {
     let counts: TypeCounts
     init(openingIn txn: WriteTransaction) throws { counts = try TypeCounts(openingIn: txn) }
     var all: [any Projection] { [counts] }
-    func openIndex(in txn: WriteTransaction) throws -> SharedNameIndex { SharedNameIndex(counts: try TypeCounts(openingIn: txn)) }
 }

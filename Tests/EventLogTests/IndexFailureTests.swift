@@ -12,7 +12,7 @@ struct IndexFailureTests {
     func failureKeptAcrossRetries() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let store = try EventStore<PoisonableViews>(path: dir.path, options: fastOptions())
+        let store = try EventStore<CountsAndIndex<PoisonedIndex>>(path: dir.path, options: fastOptions())
         try store.append([event("test.fine", 1)])
         _ = try store.waitForIndex(through: 1, timeout: .seconds(60))
         try store.append([event("test.poison", 2)])
@@ -37,14 +37,15 @@ struct IndexFailureTests {
 }
 
 /// An index projection that throws while preparing an event of type
-/// `test.poison`, and counts the others.
+/// `test.poison`, and counts the others (``TypeCounts``, in a database of
+/// its own).
 struct PoisonedCounts: Projection {
-    let counts: Database<String, UInt64>
+    let counts: TypeCounts
     var name: String { "test.poisonedCounts" }
     var version: UInt32 { 1 }
-    var databaseNames: [String] { ["test.poisonedCounts"] }
+    var databaseNames: [String] { counts.databaseNames }
 
-    init(openingIn txn: WriteTransaction) throws { counts = try txn.createDatabase("test.poisonedCounts") }
+    init(openingIn txn: WriteTransaction) throws { counts = try TypeCounts(openingIn: txn, database: "test.poisonedCounts") }
 
     struct Poisoned: Error, CustomStringConvertible {
         var description: String { "a poisoned event" }
@@ -55,23 +56,11 @@ struct PoisonedCounts: Projection {
         return nil
     }
 
-    func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
-        ClosureProjectionWriter { event in
-            let n = try counts.get(event.type, in: txn) ?? 0
-            try counts.put(n + 1, forKey: event.type, in: txn)
-        }
-    }
+    func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter { try counts.makeWriter(in: txn) }
 }
 
-struct PoisonedIndex: ProjectionList {
+struct PoisonedIndex: TestIndex {
     let counts: PoisonedCounts
+    init(openingIn txn: WriteTransaction) throws { counts = try PoisonedCounts(openingIn: txn) }
     var all: [any Projection] { [counts] }
-}
-
-/// Counts in the log's environment, and a projection that can be poisoned in the index's.
-struct PoisonableViews: ProjectionSet {
-    let counts: TypeCounts
-    init(openingIn txn: WriteTransaction) throws { counts = try TypeCounts(openingIn: txn) }
-    var all: [any Projection] { [counts] }
-    func openIndex(in txn: WriteTransaction) throws -> PoisonedIndex { PoisonedIndex(counts: try PoisonedCounts(openingIn: txn)) }
 }

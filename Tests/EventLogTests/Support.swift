@@ -8,11 +8,13 @@ struct TypeCounts: Projection {
     let counts: Database<String, UInt64>
     var name: String { "test.typeCounts" }
     var version: UInt32
-    var databaseNames: [String] { ["test.typeCounts"] }
+    let database: String
+    var databaseNames: [String] { [database] }
 
-    init(openingIn txn: WriteTransaction, version: UInt32 = 1) throws {
-        counts = try txn.createDatabase("test.typeCounts")
+    init(openingIn txn: WriteTransaction, version: UInt32 = 1, database: String = "test.typeCounts") throws {
+        counts = try txn.createDatabase(database)
         self.version = version
+        self.database = database
     }
 
     func makeWriter(in txn: WriteTransaction) throws -> any ProjectionWriter {
@@ -82,6 +84,19 @@ struct CountingViewsV2: ProjectionSet {
     let counts: TypeCounts
     init(openingIn txn: WriteTransaction) throws { counts = try TypeCounts(openingIn: txn, version: 2) }
     var all: [any Projection] { [counts] }
+}
+
+/// Index projections opened together in a write transaction of the index's environment.
+protocol TestIndex: ProjectionList {
+    init(openingIn txn: WriteTransaction) throws
+}
+
+/// ``TypeCounts`` in the log's environment, and `Index` in the index's.
+struct CountsAndIndex<Index: TestIndex>: ProjectionSet {
+    let counts: TypeCounts
+    init(openingIn txn: WriteTransaction) throws { counts = try TypeCounts(openingIn: txn) }
+    var all: [any Projection] { [counts] }
+    func openIndex(in txn: WriteTransaction) throws -> Index { try Index(openingIn: txn) }
 }
 
 func event(_ type: String = "test.happened", _ n: Int, size: Int = 64, at: Date? = nil) -> NewEvent {
