@@ -221,27 +221,12 @@ public struct TextIndex: Sendable {
     /// were first added). `contentIn`: where ``contentReader`` reads.
     public func documents(in txn: ReadTransaction, contentIn: ReadTransaction? = nil) throws -> [IndexDocument] {
         var result: [IndexDocument] = []
-        let cursor = try docs.cursor(in: txn)
-        let prefix = spacePrefix
         let content = contentSource(in: contentIn ?? txn)
-        // A page's chunks are consecutive keys: joined, then read.
-        var page: [UInt8] = []
-        func emit() throws {
+        try DocumentChunks.forEachPage(space: spaceId, cursor: docs.cursor(in: txn)) { _, page in
             try page.withUnsafeBytes { bytes in
                 try DocumentPage.forEachRecord(in: bytes) { _, record in result.append(try DocumentRecord.decode(record, content: content)) }
             }
         }
-        var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
-        while let e = entry, e.key.starts(with: prefix) {
-            if e.key.count == 8 {
-                if !page.isEmpty { try emit() }
-                page = Array(e.value)
-            } else {
-                page.append(contentsOf: e.value)
-            }
-            entry = try cursor.nextBytes()
-        }
-        if !page.isEmpty { try emit() }
         return result
     }
 

@@ -61,4 +61,23 @@ struct DocumentPageTests {
         }
         #expect(try DeterminismTests.dump(t)["docs"]!.isEmpty)
     }
+
+    @Test("a page that lost a chunk is a damaged index when the space's documents are listed, not another page's bytes", arguments: [0, 1])
+    func lostChunk(_ lost: Int) throws {
+        let t = try TemporaryIndex()
+        try t.write { w in for k in 0..<300 { try w.upsert(DocumentPageTests.document(k)) } }
+        // A page of three chunks or more: losing chunk 0 leaves chunks without their page's start,
+        // losing chunk 1 leaves a gap before chunk 2.
+        let rows = try DeterminismTests.dump(t)["docs"]!
+        let third = try #require(rows.first { $0.0.count == 10 && $0.0.suffix(2) == [0, 2] }, "a page of three chunks")
+        var victim = Array(third.0.prefix(8))
+        if lost > 0 { victim += [0, UInt8(lost)] }
+        try t.environment.write { txn in
+            let docs = try txn.openDatabase("search.docs", as: [UInt8].self, [UInt8].self)
+            #expect(try docs.delete(victim, in: txn))
+        }
+        try t.environment.read { txn in
+            #expect(throws: TextIndexError.self) { try t.index.documents(in: txn) }
+        }
+    }
 }

@@ -74,9 +74,30 @@ enum DocumentChunks {
 
     /// The whole stored page, its chunks joined; nil when none.
     static func read(space: UInt32, page: UInt32, cursor: Cursor<[UInt8], [UInt8]>) throws -> [UInt8]? {
+        guard let first = try key(space: space, page: page, chunk: 0).withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) else { return nil }
+        return try joined(first: first.value, space: space, page: page, cursor: cursor).bytes
+    }
+
+    /// Every stored page of the space in page order, its chunks joined and
+    /// checked as ``read(space:page:cursor:)`` checks them.
+    static func forEachPage(space: UInt32, cursor: Cursor<[UInt8], [UInt8]>, _ body: (UInt32, [UInt8]) throws -> Void) throws {
+        let prefix = withUnsafeBytes(of: space.bigEndian) { Array($0) }
+        var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+        while let e = entry, e.key.starts(with: prefix) {
+            // A page starts at its chunk 0 (8-byte key); a chunk key here has lost its page's start.
+            guard e.key.count == 8 else { throw TextIndexError.corrupt("document chunk key \(Array(e.key)) without its page's chunk 0") }
+            let page = UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+            let (bytes, next) = try joined(first: e.value, space: space, page: page, cursor: cursor)
+            try body(page, bytes)
+            entry = next
+        }
+    }
+
+    /// Chunk 0's bytes and the chunks after it (the cursor stands on chunk
+    /// 0), each checked to follow the last whole; and the entry after them.
+    private static func joined(first: UnsafeRawBufferPointer, space: UInt32, page: UInt32, cursor: Cursor<[UInt8], [UInt8]>) throws -> (bytes: [UInt8], next: Cursor<[UInt8], [UInt8]>.RawEntry?) {
         let prefix = key(space: space, page: page, chunk: 0)
-        guard let first = try prefix.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) else { return nil }
-        var bytes = [UInt8](first.value)
+        var bytes = [UInt8](first)
         var entry = try cursor.nextBytes()
         while let e = entry, e.key.count == 10, e.key.starts(with: prefix) {
             guard bytes.count % size == 0, e.key.elementsEqual(key(space: space, page: page, chunk: bytes.count / size)) else {
@@ -85,7 +106,7 @@ enum DocumentChunks {
             bytes.append(contentsOf: e.value)
             entry = try cursor.nextBytes()
         }
-        return bytes
+        return (bytes, entry)
     }
 
     /// Stores `bytes` (empty: removes the page) over what the page held.
