@@ -59,22 +59,32 @@ struct ItemStoreReferenceTests {
         }
     }
 
-    @Test("the record keeps where the item is and its expiration; time, domain and first position read back from the log")
+    @Test("the record keeps where the item is and its expiration relative to the default; time, domain and first position read back from the log")
     func recordKeepsOnlyTheReference() throws {
         try withReopenedSpotlightStore { store in
             try store.indexSearchableItems([makeItem("order-1", domain: "orders.2024", title: "Latte")], at: at(5))
-            try store.indexSearchableItems([makeItem("order-1", domain: "orders.2025", title: "Mocha")], at: at(9))
-            let stored = try store.read { txn in
-                try store.views.items.records.withValue(forKey: SpaceKey(space: 0, "order-1"), in: txn) {
-                    try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8]($0))
+            try store.indexSearchableItems([makeItem("order-1", domain: "orders.2025", title: "Mocha"),
+                                            makeItem("order-2") { $0.expirationDate = at(100) }], at: at(9))
+            func record(_ id: String) throws -> Activitylog_V1_SearchableItemRecord? {
+                try store.read { txn in
+                    try store.views.items.records.withValue(forKey: SpaceKey(space: 0, id), in: txn) {
+                        try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8]($0))
+                    }
                 }
             }
-            let record = try #require(stored)
-            // Position, first position (another here), offset, length and expiration: no time, no domain, no item.
-            #expect(!record.hasItem && record.indexedAtMicros == 0 && !record.hasDomainIdentifier)
-            #expect(record.firstPosition == 1 && record.position == 2 && record.expirationDateMicros != 0)
-            let bytes: [UInt8] = try record.serializedBytes()
-            #expect(bytes.count < 24)
+            let record1 = try #require(try record("order-1"))
+            // Position, first position (another here), offset and length; the default expiration is no byte:
+            // no time, no domain, no item.
+            #expect(!record1.hasItem && record1.indexedAtMicros == 0 && !record1.hasDomainIdentifier)
+            #expect(record1.firstPosition == 1 && record1.position == 2 && record1.expirationDateMicros == 0)
+            let bytes: [UInt8] = try record1.serializedBytes()
+            #expect(bytes.count < 14)
+            // Another expiration is kept as its distance from the default of the event's time.
+            let record2 = try #require(try record("order-2"))
+            let defaultMicros = SpotlightRules.defaultExpiration(indexedAt: at(9)).eventMicroseconds
+            #expect(record2.expirationDateMicros == at(100).eventMicroseconds - defaultMicros)
+            #expect(try store.item("order-2")?.item.expirationDate == at(100))
+            #expect(try store.purgeExpired(now: at(100)).removedItems == ["order-2"])
             let item = try #require(try store.item("order-1"))
             #expect(item.indexedAt == at(9) && item.position == 2 && item.firstPosition == 1)
             #expect(item.item.domainIdentifier == "orders.2025")

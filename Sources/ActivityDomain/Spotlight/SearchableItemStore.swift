@@ -14,11 +14,13 @@ import LMDB
 /// - `spotlight.items`: space, uniqueIdentifier → `SearchableItemRecord`
 ///   message of where the item's bytes are in the log (version 4 on): the
 ///   position of the event that wrote it, the item's offset and length in
-///   that event's payload, its expiration, and the position that first
-///   added it when another. The item, its domain and the event's time are
-///   read from the log in place (``LogPayloads``), which holds them
-///   already. The expiration is kept because a forget redacts the payloads
-///   in the transaction that removes the user's expiration keys.
+///   that event's payload, its expiration (since version 5 relative to the
+///   default of the event's time: nothing for most items), and the
+///   position that first added it when another. The item, its domain and
+///   the event's time are read from the log in place (``LogPayloads``),
+///   which holds them already. The expiration is kept because a forget
+///   redacts the payloads in the transaction that removes the user's
+///   expiration entries (the event's time stays in its record's header).
 /// - `spotlight.itemsByDomain`: space, first 250 UTF-8 bytes of the domain,
 ///   0x00, position of the event that wrote the items (u64, big-endian) →
 ///   where they are in that event (``DomainEntry``: u32 byte offsets,
@@ -305,7 +307,7 @@ public struct SearchableItemStore: Projection {
     private func apply(_ recorded: RecordedEvent, decoded: SpotlightEvent?, edits: inout EntryEdits,
                        in txn: WriteTransaction, log: LogReader) throws {
         if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
-            try removeSpace(forgotten, edits: &edits, in: txn)
+            try removeSpace(forgotten, edits: &edits, in: txn, log: log)
             return
         }
         // A rebuild or a follower has no decoded event: an indexing event's
@@ -346,6 +348,7 @@ public struct SearchableItemStore: Projection {
     /// go to `edits`.
     private func index(_ items: [(item: Activitylog_V1_SearchableItem, slice: Range<Int>?)], of recorded: RecordedEvent,
                        space: UInt32, edits: inout EntryEdits, in txn: WriteTransaction, log: LogReader) throws {
+        let defaultExpiration = SpotlightRules.oneCalendarMonth(afterMicroseconds: recorded.appendedAtMicroseconds)
         for (i, (item, slice)) in items.enumerated() {
             let id = item.uniqueIdentifier
             let old = try storedRecord(id, space: space, in: txn)
@@ -365,13 +368,15 @@ public struct SearchableItemStore: Projection {
             // Kept only when another (0, not written, reads as `position`).
             let first = old.map { $0.firstPosition == 0 ? $0.position : $0.firstPosition } ?? recorded.position
             if first != recorded.position { record.firstPosition = first }
-            record.expirationDateMicros = item.expirationDateMicros
+            // Relative to the default of the event's time: 0, not written, for most items (version 5).
+            record.expirationDateMicros = item.expirationDateMicros &- defaultExpiration
             try records.put(message: record, forKey: SpaceKey(space: space, id), in: txn)
             // This event's position is new: its entries are not stored yet.
             if item.hasDomainIdentifier {
                 edits.domains[domainKey(item.domainIdentifier, position: recorded.position, space: space), default: []].append(record.itemOffset)
             }
-            edits.expirations[expirationKey(record), default: []].append(record.itemOffset)
+            edits.expirations[ExpirationKey(micros: item.expirationDateMicros, position: recorded.position).encoded, default: []]
+                .append(record.itemOffset)
         }
     }
 
@@ -388,22 +393,29 @@ public struct SearchableItemStore: Projection {
         SpaceKey.indexPrefix(space: space, domain, limit: Self.domainPrefixBytes, exact: true) + withUnsafeBytes(of: position.bigEndian) { Array($0) }
     }
 
-    private func expirationKey(_ record: Activitylog_V1_SearchableItemRecord) -> [UInt8] {
-        ExpirationKey(micros: record.expirationDateMicros, position: record.position).encoded
+    /// The key of a stored record's expiration entry: its expiration is kept
+    /// relative to the default of its event's time, read from the header of
+    /// that event's record (kept when a forget redacts the payload).
+    private func expirationKey(_ record: Activitylog_V1_SearchableItemRecord, in log: LogReader) throws -> [UInt8] {
+        guard let time = try log.payloads.appendedAtMicros(at: record.position, in: log.transaction) else {
+            throw PayloadError("an item refers to position \(record.position), which the log does not hold")
+        }
+        let micros = record.expirationDateMicros &+ SpotlightRules.oneCalendarMonth(afterMicroseconds: time)
+        return ExpirationKey(micros: micros, position: record.position).encoded
     }
 
     /// Everything of one space: its items (and their expiration entries,
     /// found through the records, which keep the expiration because the
     /// forget redacts the payloads in this transaction), domains and client
     /// states.
-    private func removeSpace(_ space: UInt32, edits: inout EntryEdits, in txn: WriteTransaction) throws {
+    private func removeSpace(_ space: UInt32, edits: inout EntryEdits, in txn: WriteTransaction, log: LogReader) throws {
         var stored: [(id: String, record: Activitylog_V1_SearchableItemRecord)] = []
         try records.forEach(inSpace: space, in: txn) { key, value in
             stored.append((String(decoding: key, as: UTF8.self), try Activitylog_V1_SearchableItemRecord(serializedBytes: Array(value))))
             return true
         }
         for (id, record) in stored {
-            try edits.remove(record.itemOffset, key: expirationKey(record), of: \.expirations, stored: byExpiration, in: txn,
+            try edits.remove(record.itemOffset, key: expirationKey(record, in: log), of: \.expirations, stored: byExpiration, in: txn,
                              missing: "spotlight.itemsByExpiration has no entry for item \"\(id)\" of position \(record.position)")
         }
         let prefix = SpaceKey.prefix(of: space)
@@ -420,9 +432,10 @@ public struct SearchableItemStore: Projection {
         let item = try Self.item(of: record, in: log)
         if item.hasDomainIdentifier {
             try edits.remove(record.itemOffset, key: domainKey(item.domainIdentifier, position: record.position, space: space),
-                             of: \.domains, stored: byDomain, in: txn, missing: "spotlight.itemsByDomain has no entry for item \"\(id)\" of position \(record.position)")
+                             of: \.domains, stored: byDomain, in: txn,
+                             missing: "spotlight.itemsByDomain has no entry for item \"\(id)\" of position \(record.position)")
         }
-        try edits.remove(record.itemOffset, key: expirationKey(record), of: \.expirations, stored: byExpiration, in: txn,
+        try edits.remove(record.itemOffset, key: expirationKey(record, in: log), of: \.expirations, stored: byExpiration, in: txn,
                          missing: "spotlight.itemsByExpiration has no entry for item \"\(id)\" of position \(record.position)")
     }
 
