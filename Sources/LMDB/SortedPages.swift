@@ -241,35 +241,38 @@ public struct SortedPages: Sendable {
     }
 
     /// Pages of `entries` (sorted, a run start first): LMDB key and value each.
-    static func paginate(_ entries: [(key: [UInt8], value: [UInt8])], prefix: [UInt8]) -> [(key: [UInt8], value: [UInt8])] {
+    static func paginate(_ entries: EntryList, prefix: [UInt8]) -> [(key: [UInt8], value: [UInt8])] {
         var pages: [(key: [UInt8], value: [UInt8])] = []
         var key: [UInt8] = [], value: [UInt8] = []
         var size = 0
-        for (n, e) in entries.enumerated() {
+        let bytes = entries.bytes
+        var previous = 0..<0
+        for n in 0..<entries.count {
+            let k = entries.keyRange(n), v = entries.valueRange(n)
             var shared = 0
-            if n > 0 {
-                let previous = entries[n - 1].key
-                while shared < previous.count && shared < e.key.count && previous[shared] == e.key[shared] { shared += 1 }
+            while shared < previous.count && shared < k.count && bytes[previous.lowerBound + shared] == bytes[k.lowerBound + shared] {
+                shared += 1
             }
-            var entry: [UInt8] = []
-            varint(shared, into: &entry)
-            varint(e.key.count - shared, into: &entry)
-            entry.append(contentsOf: e.key[shared...])
-            varint(e.value.count, into: &entry)
-            entry.append(contentsOf: e.value)
-            if n == 0 || isBoundary(e.key) || size + entry.count > pageByteLimit {
+            let suffix = k.count - shared
+            let entrySize = varintSize(shared) + varintSize(suffix) + suffix + varintSize(v.count) + v.count
+            if n == 0 || isBoundary(bytes[k]) || size + entrySize > pageByteLimit {
                 if n > 0 { pages.append((key, value)) }
-                key = prefix + e.key
+                key = prefix + bytes[k]
                 value = []
-                varint(e.value.count, into: &value)
-                value.append(contentsOf: e.value)
-                size = e.key.count + value.count
+                varint(v.count, into: &value)
+                value.append(contentsOf: bytes[v])
+                size = k.count + value.count
             } else {
-                value.append(contentsOf: entry)
-                size += entry.count
+                varint(shared, into: &value)
+                varint(suffix, into: &value)
+                value.append(contentsOf: bytes[(k.lowerBound + shared)..<k.upperBound])
+                varint(v.count, into: &value)
+                value.append(contentsOf: bytes[v])
+                size += entrySize
             }
+            previous = k
         }
-        if !entries.isEmpty { pages.append((key, value)) }
+        if entries.count > 0 { pages.append((key, value)) }
         return pages
     }
 
@@ -282,38 +285,49 @@ public struct SortedPages: Sendable {
         bytes.append(UInt8(n))
     }
 
-    /// A run's entries as read, in one arena.
+    static func varintSize(_ n: Int) -> Int {
+        var n = UInt(n), size = 1
+        while n >= 0x80 {
+            n >>= 7
+            size += 1
+        }
+        return size
+    }
+
+    /// Entries (key, value) in order, in one arena.
     struct EntryList {
         var bytes: [UInt8] = []
-        var bounds: [(keyEnd: Int, valueEnd: Int)] = []
+        var ends: [(keyEnd: Int, valueEnd: Int)] = []
 
-        mutating func append(_ key: [UInt8], _ value: UnsafeRawBufferPointer) {
+        var count: Int { ends.count }
+        func keyRange(_ n: Int) -> Range<Int> { (n == 0 ? 0 : ends[n - 1].valueEnd)..<ends[n].keyEnd }
+        func valueRange(_ n: Int) -> Range<Int> { ends[n].keyEnd..<ends[n].valueEnd }
+
+        mutating func append(_ key: some Collection<UInt8>, _ value: some Collection<UInt8>) {
             bytes.append(contentsOf: key)
             let keyEnd = bytes.count
             bytes.append(contentsOf: value)
-            bounds.append((keyEnd, bytes.count))
+            ends.append((keyEnd, bytes.count))
         }
 
-        func merged(with changes: ArraySlice<(key: [UInt8], value: [UInt8]?)>) -> [(key: [UInt8], value: [UInt8])] {
-            var result: [(key: [UInt8], value: [UInt8])] = []
-            result.reserveCapacity(bounds.count + changes.count)
-            var start = 0, e = 0
+        /// These entries with `changes` (sorted) made: a value set, or the key removed.
+        func merged(with changes: ArraySlice<(key: [UInt8], value: [UInt8]?)>) -> EntryList {
+            var result = EntryList()
+            result.bytes.reserveCapacity(bytes.count + changes.count * 32)
+            result.ends.reserveCapacity(count + changes.count)
+            var e = 0
             var c = changes.startIndex
-            while e < bounds.count || c < changes.endIndex {
-                if e < bounds.count {
-                    let key = bytes[start..<bounds[e].keyEnd]
+            while e < count || c < changes.endIndex {
+                if e < count {
+                    let key = bytes[keyRange(e)]
                     if c == changes.endIndex || key.lexicographicallyPrecedes(changes[c].key) {
-                        result.append((Array(key), Array(bytes[bounds[e].keyEnd..<bounds[e].valueEnd])))
-                        start = bounds[e].valueEnd
+                        result.append(key, bytes[valueRange(e)])
                         e += 1
                         continue
                     }
-                    if key.elementsEqual(changes[c].key) {
-                        start = bounds[e].valueEnd
-                        e += 1
-                    }
+                    if key.elementsEqual(changes[c].key) { e += 1 }
                 }
-                if let value = changes[c].value { result.append((changes[c].key, value)) }
+                if let value = changes[c].value { result.append(changes[c].key, value) }
                 c += 1
             }
             return result
@@ -338,7 +352,7 @@ struct PageReader {
             throw SortedPagesError(database: label, pageKey: Array(page.key), problem: "page key outside its map")
         }
         key = Array(page.key[prefix.count...])
-        key.reserveCapacity(SortedPages.maximumKeyLength)
+        key.reserveCapacity(key.count + 32)
         value = try readValue()
     }
 
