@@ -72,13 +72,72 @@ public struct SortedPages: Sendable {
                              _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let cursor = try database.cursor(in: txn)
         guard let page = try SortedPages.pageHolding(key, prefix: prefix, cursor) else { return nil }
-        var reader = try PageReader(page, prefix: prefix, label: database.label)
-        repeat {
-            if !reader.key.lexicographicallyPrecedes(key) {
-                return reader.key == key ? try body(reader.value) : nil
+        return try key.withUnsafeBytes { target in
+            try SortedPages.find(target, in: page, prefix: prefix, label: database.label).map { try body($0) }
+        }
+    }
+
+    /// The value of `target` in `page`, or nil, without rebuilding keys: a
+    /// scan keeps how many bytes the current key shares with `target`
+    /// (`matched`; the current key sorts before `target`). An entry sharing
+    /// more than that with the key before it sorts before `target` too; one
+    /// sharing less sorts after it; only one sharing exactly `matched`
+    /// needs its bytes compared. Lengths are checked as ``PageReader`` does;
+    /// the order of keys is checked where a walk or a write reads the page.
+    static func find(_ target: UnsafeRawBufferPointer, in page: Cursor<[UInt8], [UInt8]>.RawEntry, prefix: [UInt8],
+                     label: String) throws -> UnsafeRawBufferPointer? {
+        let bytes = page.value
+        func damaged(_ problem: String, _ offset: Int) -> SortedPagesError {
+            SortedPagesError(database: label, pageKey: Array(page.key), problem: "\(problem) at byte \(offset)")
+        }
+        var offset = 0
+        func varint(_ what: String) throws -> Int {
+            var n = 0, shift = 0
+            while true {
+                guard offset < bytes.count else { throw damaged("\(what) cut short", offset) }
+                let b = bytes[offset]
+                offset += 1
+                n |= Int(b & 0x7F) << shift
+                if b < 0x80 { return n }
+                shift += 7
+                guard shift < 28 else { throw damaged("\(what) too long", offset) }
             }
-        } while try reader.next()
-        return nil
+        }
+        func value() throws -> UnsafeRawBufferPointer {
+            let length = try varint("value length")
+            guard length <= bytes.count - offset else { throw damaged("value of \(length) bytes past the page's end", offset) }
+            defer { offset += length }
+            return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
+        }
+        guard page.key.count >= prefix.count else { throw damaged("page key outside its map", 0) }
+        // The first key (the LMDB key after the prefix) against the target.
+        let first = UnsafeRawBufferPointer(rebasing: page.key[prefix.count...])
+        var matched = 0
+        while matched < first.count && matched < target.count && first[matched] == target[matched] { matched += 1 }
+        var keyLength = first.count
+        var v = try value()
+        if matched < target.count && matched < first.count && first[matched] > target[matched] { return nil }
+        while true {
+            if matched == target.count { return keyLength == target.count ? v : nil }   // equal, or past it
+            guard offset < bytes.count else { return nil }
+            let shared = try varint("shared length")
+            let suffix = try varint("key length")
+            guard shared <= keyLength, suffix >= 1, shared + suffix <= maximumKeyLength, suffix <= bytes.count - offset else {
+                throw damaged("entry key (\(shared) bytes shared of \(keyLength), \(suffix) more)", offset)
+            }
+            if shared < matched { return nil }   // greater than the key before at a byte where that one equals the target
+            if shared == matched {
+                var k = 0
+                while k < suffix && matched < target.count && bytes[offset + k] == target[matched] {
+                    k += 1
+                    matched += 1
+                }
+                if k < suffix && (matched == target.count || bytes[offset + k] > target[matched]) { return nil }
+            }
+            offset += suffix
+            keyLength = shared + suffix
+            v = try value()
+        }
     }
 
     /// A walk over the map under `prefix` in key order.

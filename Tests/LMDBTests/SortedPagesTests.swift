@@ -89,7 +89,13 @@ struct SortedPagesTests {
             let walked = try f.walked(prefix)
             #expect(walked.map(\.0) == sorted.map(\.key))
             #expect(walked.map(\.1) == sorted.map(\.value))
-            for (k, v) in sorted.prefix(50) { #expect(try f.value(k, prefix) == v) }
+            for (k, v) in sorted.prefix(200) {
+                #expect(try f.value(k, prefix) == v)
+                // Keys next to it, present or not: a prefix of it, it extended, its last byte changed.
+                for near in [Array(k.dropLast()), k + [0], k + [0xFF], k.isEmpty ? [] : k.dropLast() + [k.last! &+ 1]] {
+                    #expect(try f.value(near, prefix) == map[near], "lookup of \(near)")
+                }
+            }
             try fresh.apply(sorted.map { ($0.key, $0.value) }, prefix: prefix)
         }
         #expect(try f.pairs() == fresh.pairs(), "pages depend on how the writes were grouped")
