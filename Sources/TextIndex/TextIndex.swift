@@ -21,7 +21,7 @@ import LMDB
 /// ```
 ///
 /// Databases (each name after `prefix`; layouts in `Docs/Search.md`):
-/// `ids` (kind and identifier → document id), `docs` (page of 128 document
+/// `ids` (kind and identifier → document id, in sorted pages of about 64: ``SortedPages``), `docs` (page of 128 document
 /// ids → their stored documents; ``DocumentPage``), `terms` (no longer written: a replaced or removed document's
 /// terms come from tokenizing its stored text again; kept so that a rebuild
 /// empties what an earlier version stored there),
@@ -44,7 +44,12 @@ public struct TextIndex: Sendable {
     static let blockShift: UInt32 = 12
     static let blockSize = 1 << Int(blockShift)
 
+    /// `space ‖ first identity` → a page of identities (`kind 0x00
+    /// identifier`) and their document ids (varint), sorted and
+    /// front-coded: ``idPages``.
     let ids: Database<[UInt8], [UInt8]>
+    /// The space's identities → document ids, as ``SortedPages`` of `ids`.
+    var idPages: SortedPages { SortedPages(ids) }
     /// `space ‖ page ‖ chunk` → a chunk of a ``DocumentPage`` (the records
     /// of 128 documents; ``DocumentChunks``).
     let docs: Database<[UInt8], [UInt8]>
@@ -304,10 +309,22 @@ public struct TextIndex: Sendable {
 
     /// The space's document id of `identity` (`kind 0x00 identifier`).
     func documentId(_ identity: [UInt8], in txn: ReadTransaction) throws -> UInt32? {
-        try ids.withValue(forKey: scoped(identity), in: txn) { bytes in
-            guard bytes.count == 4 else { throw TextIndexError.corrupt("document id") }
-            return UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))
-        }
+        try idPages.withValue(forKey: identity, prefix: spacePrefix, in: txn) { try TextIndex.decodeDocumentId($0) }
+    }
+
+    /// A document id as `ids` stores it: a varint.
+    static func encodeDocumentId(_ id: UInt32) -> [UInt8] {
+        var w = ByteWriter()
+        w.varint(Int(id))
+        return w.bytes
+    }
+
+    /// The document id `ids` stores in `bytes` (``encodeDocumentId(_:)``).
+    static func decodeDocumentId(_ bytes: UnsafeRawBufferPointer) throws -> UInt32 {
+        var r = ByteReader(bytes)
+        let id = try r.int()
+        guard r.isAtEnd, id <= Int(UInt32.max) else { throw TextIndexError.corrupt("document id in ids") }
+        return UInt32(id)
     }
 
     /// `kind 0x00 identifier`: a document's identity within a space (the key

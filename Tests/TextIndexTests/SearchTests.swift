@@ -158,6 +158,25 @@ struct DamagedIndexTests {
         }
     }
 
+    @Test("a damaged page of ids is an error naming search.ids for a lookup, a pattern and a write, which writes nothing")
+    func damagedIdentityPage() throws {
+        let t = try TemporaryIndex()
+        try t.write { w in for n in 0..<20 { try w.upsert(.item("order-\(n)", title: "oat latte")) } }
+        // The one page: its first value, then a key that shares more bytes than the key before it has.
+        try t.environment.write { txn in
+            let ids: Database<[UInt8], [UInt8]> = try txn.openDatabase("search.ids")
+            let page = try #require(try ids.cursor(in: txn).firstBytes())
+            try ids.put([1, 0, 90, 1, 0x41, 1, 1], forKey: [UInt8](page.key), in: txn)
+        }
+        let isIdsError = { (error: any Error) in "\(error)".contains("damaged page in database search.ids") }
+        #expect(performing: { try t.query(#"uniqueIdentifier == "order-1*""#) }, throws: isIdsError)
+        #expect(performing: { try t.environment.read { txn in try t.index.document(kind: "item", identifier: "order-3", in: txn) } },
+                throws: isIdsError)
+        let before = try t.environment.read { txn in try t.index.statistics(in: txn) }
+        #expect(performing: { try t.write { try $0.upsert(.item("order-99", title: "flat white")) } }, throws: isIdsError)
+        #expect(try t.environment.read { txn in try t.index.statistics(in: txn) } == before)
+    }
+
     @Test("a search that fails on a damaged postings value part-way leaves the searches after it unchanged (its scoring scratch is not reused)")
     func failedSearchLeavesNoTrace() throws {
         let t = try TemporaryIndex()

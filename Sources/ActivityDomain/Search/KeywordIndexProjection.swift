@@ -37,17 +37,18 @@ import TextIndex
 /// removes documents is flushed at once (see ``Writer/apply(_:prepared:)``).
 public struct KeywordIndexProjection: Projection {
     public var name: String { "search.keywords" }
-    /// 12 (the layout: runs in front-coded pages of about 256 terms, a
+    /// 13 (the layout: runs in front-coded pages of about 256 terms, a
     /// value of one document without its last offset, no term lists, items' content referred to in
     /// the log, one attribute-index key per value and block, sealed postings
     /// in tiers of 4 blocks, with a score bound per block of 16 documents
     /// or more, a document's own identifier in `ids` alone; 12: documents
-    /// stored 128 a value, ``DocumentPage``) and the
+    /// stored 128 a value, ``DocumentPage``; 13: identities in sorted,
+    /// front-coded pages of about 64, ``SortedPages``) and the
     /// tokenizer that made the terms (``Tokenizer/identityNumber``:
     /// its rules and ICU's version), so that a process with another ICU
     /// rebuilds the index rather than remove a document's terms as another
     /// tokenizer splits its stored text.
-    public var version: UInt32 { 12 * 1_000_000 + Tokenizer.identityNumber }
+    public var version: UInt32 { 13 * 1_000_000 + Tokenizer.identityNumber }
     public var databaseNames: [String] { TextIndex.databaseNames(prefix: Self.prefix) }
 
     static let prefix = "search."

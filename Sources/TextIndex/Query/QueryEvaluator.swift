@@ -314,31 +314,31 @@ struct QueryEvaluator {
     mutating func identifierMatches(_ pattern: StringPattern) throws -> Set<UInt32> {
         var result = Set<UInt32>()
         let seekPrefix = QueryEvaluator.identifierSeekPrefix(pattern)
-        let cursor = try index.ids.cursor(in: txn)
-        let space = index.spacePrefix
+        let walk = try index.idPages.walker(prefix: index.spacePrefix, in: txn)
         reads += 1
-        var entry = try space.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
-        while let e = entry, e.key.starts(with: space) {
-            guard let nul = e.key[space.count...].firstIndex(of: 0) else { break }
-            let identifier = UnsafeRawBufferPointer(rebasing: e.key[(nul + 1)...])
+        var more = try walk.first()
+        while more {
+            let key = walk.key
+            guard let nul = key.firstIndex(of: 0) else { break }
+            let identifier = key[(nul + 1)...]
             if !seekPrefix.isEmpty && !identifier.starts(with: seekPrefix) {
                 // Before the prefix: to it, within this kind; past it: to the next kind
                 // (kinds hold no NUL, so `kind 0x01` sorts after every key of `kind`).
-                var target = Array(e.key[..<(nul + 1)])
+                var target = Array(key[..<(nul + 1)])
                 if identifier.lexicographicallyPrecedes(seekPrefix) {
                     target += seekPrefix
                 } else {
                     target[nul] = 1
                 }
                 reads += 1
-                entry = try target.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+                more = try walk.seek(atOrAfter: target)
                 continue
             }
             if pattern.matches(String(decoding: identifier, as: UTF8.self)) {
-                result.insert(UInt32(bigEndian: e.value.loadUnaligned(as: UInt32.self)))
+                result.insert(try TextIndex.decodeDocumentId(walk.value))
             }
             reads += 1
-            entry = try cursor.nextBytes()
+            more = try walk.next()
         }
         return result
     }
@@ -397,14 +397,13 @@ struct QueryEvaluator {
     mutating func allDocuments() throws -> Set<UInt32> {
         if let universe { return universe }
         var result = Set<UInt32>()
-        let cursor = try index.ids.cursor(in: txn)
-        let space = index.spacePrefix
+        let walk = try index.idPages.walker(prefix: index.spacePrefix, in: txn)
         reads += 1
-        var entry = try space.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
-        while let e = entry, e.key.starts(with: space) {
-            result.insert(UInt32(bigEndian: e.value.loadUnaligned(as: UInt32.self)))
+        var more = try walk.first()
+        while more {
+            result.insert(try TextIndex.decodeDocumentId(walk.value))
             reads += 1
-            entry = try cursor.nextBytes()
+            more = try walk.next()
         }
         universe = result
         return result

@@ -69,19 +69,20 @@ extension TextIndex {
                 reads += 1
                 v = try valuesCursor.nextBytes()
             }
-            let cursor = try self.ids.cursor(in: txn)
-            let space = spacePrefix
+            let walk = try idPages.walker(prefix: spacePrefix, in: txn)
             reads += 1
-            var entry = try space.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
-            while let e = entry, e.key.starts(with: space) {
-                let id = UInt32(bigEndian: e.value.loadUnaligned(as: UInt32.self))
-                let identity = UnsafeRawBufferPointer(rebasing: e.key[4...])
-                if ids.contains(id) && !expired.contains(id), let nul = identity.firstIndex(of: 0) {
-                    add(kind: String(decoding: UnsafeRawBufferPointer(rebasing: identity[..<nul]), as: UTF8.self),
-                        identifier: String(decoding: UnsafeRawBufferPointer(rebasing: identity[(nul + 1)...]), as: UTF8.self))
+            var more = try walk.first()
+            while more {
+                let id = try TextIndex.decodeDocumentId(walk.value)
+                if ids.contains(id) && !expired.contains(id) {
+                    walk.key.withUnsafeBytes { identity in
+                        guard let nul = identity.firstIndex(of: 0) else { return }
+                        add(kind: String(decoding: UnsafeRawBufferPointer(rebasing: identity[..<nul]), as: UTF8.self),
+                            identifier: String(decoding: UnsafeRawBufferPointer(rebasing: identity[(nul + 1)...]), as: UTF8.self))
+                    }
                 }
                 reads += 1
-                entry = try cursor.nextBytes()
+                more = try walk.next()
             }
         } else {
             for id in ids {

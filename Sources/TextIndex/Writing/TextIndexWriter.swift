@@ -344,7 +344,9 @@ public final class TextIndexWriter {
         try writePostings(changes, arena: arena)
 
         // 4. Documents and identities: each page of documents read and
-        // written once (``DocumentPage``).
+        // written once (``DocumentPage``); the identities that come (new
+        // ids) and go, sorted, in one pass over `ids`' pages.
+        var identityChanges: [(key: [UInt8], value: [UInt8]?)] = []
         var d = 0
         while d < ids.count {
             let pageNumber = DocumentPage.page(of: ids[d])
@@ -355,12 +357,11 @@ public final class TextIndexWriter {
                 switch pending[id]! {
                 case .upsert(let doc, let identity, _):
                     page[DocumentPage.slot(of: id)] = DocumentRecord.encode(doc)
-                    var idBytes = [UInt8]()
-                    withUnsafeBytes(of: id.bigEndian) { idBytes.append(contentsOf: $0) }
-                    try index.ids.put(idBytes, forKey: index.scoped(identity), in: txn)
+                    // An id below `flushedNextId` is stored under this identity already.
+                    if id >= flushedNextId { identityChanges.append((identity, TextIndex.encodeDocumentId(id))) }
                 case .remove(let identity):
                     page[DocumentPage.slot(of: id)] = []
-                    try index.ids.delete(index.scoped(identity), in: txn)
+                    identityChanges.append((identity, nil))
                     identities[TermKey(term: identity)] = nil
                 }
                 d += 1
@@ -369,6 +370,8 @@ public final class TextIndexWriter {
                 try DocumentChunks.write(page.isEmpty ? [] : page.encoded(), space: space, page: pageNumber, in: index.docs, txn)
             }
         }
+        identityChanges.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        try index.idPages.apply(identityChanges, prefix: spacePrefix, in: txn)
         // 5. Field masks: one value per block, 1 byte per document, without
         // trailing zero bytes (a space's first documents cost a few bytes, not
         // a 4 KB overflow page; the value goes when every byte is 0).
