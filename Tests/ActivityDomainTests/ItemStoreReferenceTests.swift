@@ -59,22 +59,32 @@ struct ItemStoreReferenceTests {
         }
     }
 
-    @Test("the record keeps where the item is and its expiration; time, domain and first position read back from the log")
+    @Test("the record keeps where the item is and its expiration relative to the default; time, domain and first position read back from the log")
     func recordKeepsOnlyTheReference() throws {
         try withReopenedSpotlightStore { store in
             try store.indexSearchableItems([makeItem("order-1", domain: "orders.2024", title: "Latte")], at: at(5))
-            try store.indexSearchableItems([makeItem("order-1", domain: "orders.2025", title: "Mocha")], at: at(9))
-            let stored = try store.read { txn in
-                try store.views.items.records.withValue(forKey: SpaceKey(space: 0, "order-1"), in: txn) {
-                    try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8]($0))
+            try store.indexSearchableItems([makeItem("order-1", domain: "orders.2025", title: "Mocha"),
+                                            makeItem("order-2") { $0.expirationDate = at(100) }], at: at(9))
+            func record(_ id: String) throws -> Activitylog_V1_SearchableItemRecord? {
+                try store.read { txn in
+                    try store.views.items.records.withValue(forKey: SpaceKey(space: 0, id), in: txn) {
+                        try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8]($0))
+                    }
                 }
             }
-            let record = try #require(stored)
-            // Position, first position (another here), offset, length and expiration: no time, no domain, no item.
-            #expect(!record.hasItem && record.indexedAtMicros == 0 && !record.hasDomainIdentifier)
-            #expect(record.firstPosition == 1 && record.position == 2 && record.expirationDateMicros != 0)
-            let bytes: [UInt8] = try record.serializedBytes()
-            #expect(bytes.count < 24)
+            let record1 = try #require(try record("order-1"))
+            // Position, first position (another here), offset and length; the default expiration is no byte:
+            // no time, no domain, no item.
+            #expect(!record1.hasItem && record1.indexedAtMicros == 0 && !record1.hasDomainIdentifier)
+            #expect(record1.firstPosition == 1 && record1.position == 2 && record1.expirationDateMicros == 0)
+            let bytes: [UInt8] = try record1.serializedBytes()
+            #expect(bytes.count < 14)
+            // Another expiration is kept as its distance from the default of the event's time.
+            let record2 = try #require(try record("order-2"))
+            let defaultMicros = SpotlightRules.defaultExpiration(indexedAt: at(9)).eventMicroseconds
+            #expect(record2.expirationDateMicros == at(100).eventMicroseconds - defaultMicros)
+            #expect(try store.item("order-2")?.item.expirationDate == at(100))
+            #expect(try store.purgeExpired(now: at(100)).removedItems == ["order-2"])
             let item = try #require(try store.item("order-1"))
             #expect(item.indexedAt == at(9) && item.position == 2 && item.firstPosition == 1)
             #expect(item.item.domainIdentifier == "orders.2025")
@@ -86,8 +96,8 @@ struct ItemStoreReferenceTests {
         }
     }
 
-    @Test("expiration keys are time, position and offset, appended in log order; a purge reads each item's user and identifier from its event")
-    func expirationKeysReferToEvents() throws {
+    @Test("the expiration index holds one entry per event and expiration, time then position, appended in log order; a purge reads each item's user and identifier from its event")
+    func expirationEntriesPerEvent() throws {
         try withReopenedSpotlightStore { store in
             // Three users' items in one write: they share its default expiration.
             try store.write([
@@ -97,27 +107,63 @@ struct ItemStoreReferenceTests {
                 .init(.indexSearchableItems([makeItem("c-5")])),
             ], at: at(10))
             try store.user("alice").indexSearchableItems([makeItem("m-3", title: "again")], at: at(20))
-            let keys = try store.read { txn in
-                let db: Database<[UInt8], [UInt8]> = try txn.openDatabase("spotlight.itemsByExpiration")
-                var keys: [ExpirationKey] = []
-                let cursor = try db.cursor(in: txn)
-                var entry = try cursor.firstBytes()
-                while let e = entry {
-                    #expect(e.value.isEmpty)
-                    keys.append(try #require(ExpirationKey(decoding: [UInt8](e.key))))
-                    entry = try cursor.nextBytes()
-                }
-                return keys
-            }
-            // bob's explicit expiration first; then the default ones by position: carol's two, the default
-            // space's, and alice's replaced item under its new event (the old key is gone).
-            #expect(keys.map(\.position) == [3, 1, 1, 4, 5])
-            #expect(keys[1].part < keys[2].part && keys[1].micros == keys[3].micros)
+            let entries = try expirationEntries(store)
+            // bob's explicit expiration first; then the default ones by position: carol's two items in one
+            // entry, the default space's, and alice's replaced item under its new event (the old entry is gone).
+            #expect(entries.map(\.key.position) == [3, 1, 4, 5])
+            #expect(entries.map(\.parts.count) == [1, 2, 1, 1])
+            #expect(entries[1].key.micros == entries[2].key.micros && entries[1].key.micros < entries[3].key.micros)
             #expect(try store.user("bob").purgeExpired(now: at(60)).removedItems == ["b-4"])
             let all = try store.purgeExpired(now: ISO8601Time.date(from: "2027-01-01T00:00:00Z")!)
             #expect(all.removedItems == ["a-2", "c-5", "m-3", "z-1"])
             #expect(try store.user("carol").items().isEmpty && store.user("alice").items().isEmpty && store.items().isEmpty)
+            #expect(try expirationEntries(store).isEmpty)
             #expect(try store.eventStore.verifyViews(full: true).isEqual)
+        }
+    }
+
+    @Test("a replace or a delete takes one offset out of an event's shared expiration entry; a forget removes the user's entries, and a purge across users finds the rest")
+    func expirationEntriesEdited() throws {
+        try withReopenedSpotlightStore { store in
+            let alice = store.user("alice"), bob = store.user("bob"), carol = store.user("carol")
+            try alice.indexSearchableItems([makeItem("a-1"), makeItem("a-2"), makeItem("a-3")], at: at(0))
+            try bob.indexSearchableItems([makeItem("b-1"), makeItem("b-2")], at: at(1))
+            // One event, two explicit expirations: two entries of the same position.
+            try carol.indexSearchableItems([
+                makeItem("c-1") { $0.expirationDate = at(50) }, makeItem("c-2") { $0.expirationDate = at(60) },
+                makeItem("c-3") { $0.expirationDate = at(50) },
+            ], at: at(2))
+            func shape() throws -> [String] { try expirationEntries(store).map { "\($0.key.position):\($0.parts.count)" } }
+            #expect(try shape() == ["3:2", "3:1", "1:3", "2:2"])
+            try alice.indexSearchableItems([makeItem("a-2", title: "replaced")], at: at(3))
+            #expect(try shape() == ["3:2", "3:1", "1:2", "2:2", "4:1"])
+            try alice.deleteSearchableItems(withIdentifiers: ["a-3"], at: at(4))
+            #expect(try shape() == ["3:2", "3:1", "1:1", "2:2", "4:1"])
+            #expect(try carol.purgeExpired(now: at(55)).removedItems == ["c-1", "c-3"])
+            #expect(try shape() == ["3:1", "1:1", "2:2", "4:1"])
+            #expect(try carol.items().map(\.uniqueIdentifier) == ["c-2"])
+            _ = try store.forgetUser("bob", at: at(6))
+            #expect(try shape() == ["3:1", "1:1", "4:1"])
+            #expect(try store.eventStore.verifyViews(full: true).isEqual)
+            let all = try store.purgeExpired(now: ISO8601Time.date(from: "2027-01-01T00:00:00Z")!)
+            #expect(all.removedItems == ["a-1", "a-2", "c-2"])
+            #expect(try expirationEntries(store).isEmpty && alice.items().isEmpty && carol.items().isEmpty)
+            #expect(try store.eventStore.verifyViews(full: true).isEqual)
+        }
+    }
+
+    /// The expiration index as stored: each key with the parts its value names.
+    private func expirationEntries(_ store: ActivityStore) throws -> [(key: ExpirationKey, parts: [UInt32])] {
+        try store.read { txn in
+            let db: Database<[UInt8], [UInt8]> = try txn.openDatabase("spotlight.itemsByExpiration")
+            var entries: [(key: ExpirationKey, parts: [UInt32])] = []
+            let cursor = try db.cursor(in: txn)
+            var entry = try cursor.firstBytes()
+            while let e = entry {
+                entries.append((try #require(ExpirationKey(decoding: [UInt8](e.key))), try #require(DomainEntry.parts([UInt8](e.value)))))
+                entry = try cursor.nextBytes()
+            }
+            return entries
         }
     }
 

@@ -123,31 +123,30 @@ extension Database where Key == SpaceKey {
     }
 }
 
-/// A key of the items' expiration index (item store version 4): the
+/// A key of the items' expiration index (item store version 5): the
 /// expiration (microseconds since 1970 with the sign bit flipped,
 /// big-endian, so that byte order is time order), then the position of the
-/// event that wrote the item (u64, big-endian), then where the item is in
-/// that event (u32, big-endian: its byte offset in the payload, or, for a
-/// record that holds its item, its index among the event's items). No
-/// value: the space and the identifier are read from that event. The time
-/// leads, so that `purgeExpired` walks every space's expired items as one
-/// range; the position follows, so that a transaction's items, which share
-/// the default expiration of its time, are appended at the end of the tree
-/// instead of split into every space's range (full pages, few touched).
+/// event that wrote the items (u64, big-endian). The value names that
+/// event's items with this expiration (``DomainEntry``: u32 byte offsets in
+/// the payload, ascending); their space and identifiers are read from the
+/// event. One entry per event and expiration: an event's items that share
+/// the default expiration of its time cost one key. The time leads, so
+/// that `purgeExpired` walks every space's expired items as one range; the
+/// position follows, so that a transaction's entries are appended at the
+/// end of the tree instead of split into every space's range (full pages,
+/// few touched).
 ///
 /// ```swift
-/// let key = ExpirationKey(micros: 0, position: 7, part: 6).encoded
-/// // 80 00 00 00 00 00 00 00  00 00 00 00 00 00 00 07  00 00 00 06
+/// let key = ExpirationKey(micros: 0, position: 7).encoded
+/// // 80 00 00 00 00 00 00 00  00 00 00 00 00 00 00 07
 /// ```
 struct ExpirationKey: Sendable, Equatable {
     var micros: Int64
     var position: UInt64
-    var part: UInt32
 
-    init(micros: Int64, position: UInt64, part: UInt32) {
+    init(micros: Int64, position: UInt64) {
         self.micros = micros
         self.position = position
-        self.part = part
     }
 
     /// The 8 bytes of the time: every key before a time sorts before these bytes.
@@ -156,15 +155,15 @@ struct ExpirationKey: Sendable, Equatable {
     }
 
     var encoded: [UInt8] {
-        Self.timeBytes(micros) + withUnsafeBytes(of: position.bigEndian) { Array($0) } + withUnsafeBytes(of: part.bigEndian) { Array($0) }
+        Self.timeBytes(micros) + withUnsafeBytes(of: position.bigEndian) { Array($0) }
     }
 
-    /// A stored key read back; nil when it is not 20 bytes.
-    init?(decoding key: [UInt8]) {
-        guard key.count == 20 else { return nil }
+    /// A stored key read back; nil when it is not 16 bytes.
+    init?<C: Collection>(decoding key: C) where C.Element == UInt8 {
+        let key = Array(key)
+        guard key.count == 16 else { return nil }
         micros = Int64(bitPattern: key[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } ^ (1 << 63))
         position = key[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        part = key[16..<20].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
     }
 }
 

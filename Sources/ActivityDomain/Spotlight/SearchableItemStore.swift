@@ -12,13 +12,15 @@ import LMDB
 ///
 /// Databases:
 /// - `spotlight.items`: space, uniqueIdentifier → `SearchableItemRecord`
-///   message of where the item's bytes are in the log (version 4): the
+///   message of where the item's bytes are in the log (version 4 on): the
 ///   position of the event that wrote it, the item's offset and length in
-///   that event's payload, its expiration, and the position that first
-///   added it when another. The item, its domain and the event's time are
-///   read from the log in place (``LogPayloads``), which holds them
-///   already. The expiration is kept because a forget redacts the payloads
-///   in the transaction that removes the user's expiration keys.
+///   that event's payload, its expiration (since version 5 relative to the
+///   default of the event's time: nothing for most items), and the
+///   position that first added it when another. The item, its domain and
+///   the event's time are read from the log in place (``LogPayloads``),
+///   which holds them already. The expiration is kept because a forget
+///   redacts the payloads in the transaction that removes the user's
+///   expiration entries (the event's time stays in its record's header).
 /// - `spotlight.itemsByDomain`: space, first 250 UTF-8 bytes of the domain,
 ///   0x00, position of the event that wrote the items (u64, big-endian) →
 ///   where they are in that event (``DomainEntry``: u32 byte offsets,
@@ -29,9 +31,11 @@ import LMDB
 ///   for a cut domain, on the item).
 /// - `spotlight.itemsByExpiration`: expiration (µs since 1970, sign bit
 ///   flipped, big-endian: byte order is time order), position of the event
-///   that wrote the item, the item's offset in it → empty (``ExpirationKey``);
-///   what `purgeExpired` scans, reading each expired item's space and
-///   identifier from its event.
+///   that wrote the items (``ExpirationKey``) → where that event's items of
+///   this expiration are in it (``DomainEntry``; version 5). One entry per
+///   event and expiration, as for domains: an event's items that share the
+///   default expiration cost one entry. What `purgeExpired` scans, reading
+///   the expired items' space and identifiers from their events.
 /// - `spotlight.clientStates`: space, index name → client state bytes.
 ///
 /// ```swift
@@ -39,7 +43,7 @@ import LMDB
 /// ```
 public struct SearchableItemStore: Projection {
     public var name: String { "spotlight.items" }
-    public var version: UInt32 { 4 }
+    public var version: UInt32 { 5 }
     public var databaseNames: [String] {
         ["spotlight.items", "spotlight.itemsByDomain", "spotlight.itemsByExpiration", "spotlight.clientStates"]
     }
@@ -188,12 +192,14 @@ public struct SearchableItemStore: Projection {
         var parts: [Position: [UInt32]] = [:]
         let cursor = try byExpiration.cursor(in: txn)
         var entry = try cursor.first()
-        while let (key, _) = entry {
-            guard let expiration = ExpirationKey(decoding: key) else {
-                throw PayloadError("spotlight.itemsByExpiration holds a \(key.count)-byte key; its keys are 20 bytes")
+        while let (key, value) = entry {
+            guard let expiration = ExpirationKey(decoding: key), let entryParts = DomainEntry.parts(value) else {
+                throw PayloadError("spotlight.itemsByExpiration holds a malformed entry (\(key.count)-byte key, \(value.count)-byte value; "
+                                   + "keys are 16 bytes, values u32 offsets, ascending)")
             }
             guard expiration.micros <= limit else { break }
-            parts[expiration.position, default: []].append(expiration.part)
+            // An event's items of several expirations are in several entries.
+            parts[expiration.position, default: []].append(contentsOf: entryParts)
             entry = try cursor.next()
         }
         var found: [UInt32: [String]] = [:]
@@ -292,8 +298,16 @@ public struct SearchableItemStore: Projection {
     }
 
     private func apply(_ recorded: RecordedEvent, decoded: SpotlightEvent?, in txn: WriteTransaction, log: LogReader) throws {
+        // The domain and expiration entries the event changes, written once each when it is applied.
+        var edits = EntryEdits()
+        try apply(recorded, decoded: decoded, edits: &edits, in: txn, log: log)
+        try write(edits, in: txn)
+    }
+
+    private func apply(_ recorded: RecordedEvent, decoded: SpotlightEvent?, edits: inout EntryEdits,
+                       in txn: WriteTransaction, log: LogReader) throws {
         if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
-            try removeSpace(forgotten, in: txn)
+            try removeSpace(forgotten, edits: &edits, in: txn, log: log)
             return
         }
         // A rebuild or a follower has no decoded event: an indexing event's
@@ -303,7 +317,7 @@ public struct SearchableItemStore: Projection {
         // item without its attributes.
         if decoded == nil, let (user, items) = IndexedItemsWire.read(recorded, attributes: false) {
             let space = try spaces.appliedID(of: user, recorded, in: txn)
-            try index(items.map { ($0.item, $0.slice) }, of: recorded, space: space, in: txn, log: log)
+            try index(items.map { ($0.item, $0.slice) }, of: recorded, space: space, edits: &edits, in: txn, log: log)
             return
         }
         guard let event = try decoded ?? SpotlightEvent(recorded) else { return }
@@ -312,16 +326,17 @@ public struct SearchableItemStore: Projection {
         case .itemsIndexed(let m):
             // The items' bytes in the event, referred to instead of copied.
             let slices = ItemSlices.find(in: recorded.payload).flatMap { $0.count == m.items.count ? $0 : nil }
-            try index(m.items.enumerated().map { i, indexed in (indexed.item, slices?[i]) }, of: recorded, space: space, in: txn, log: log)
+            try index(m.items.enumerated().map { i, indexed in (indexed.item, slices?[i]) }, of: recorded, space: space,
+                      edits: &edits, in: txn, log: log)
         case .itemsDeleted(let m):
-            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, edits: &edits, in: txn, log: log) }
         case .domainsDeleted(let m):
-            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, edits: &edits, in: txn, log: log) }
         case .allDeleted(let m):
-            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, edits: &edits, in: txn, log: log) }
             for index in m.forgottenClientStateIndexes { try clientStates.delete(SpaceKey(space: space, index), in: txn) }
         case .expiredPurged(let m):
-            for id in m.removedIdentifiers { try remove(id, space: space, recorded, in: txn, log: log) }
+            for id in m.removedIdentifiers { try remove(id, space: space, recorded, edits: &edits, in: txn, log: log) }
         case .batchCommitted(let m):
             try clientStates.put([UInt8](m.clientState), forKey: SpaceKey(space: space, m.index), in: txn)
         }
@@ -329,15 +344,15 @@ public struct SearchableItemStore: Projection {
 
     /// Writes the records of `items`, each with where its bytes are in
     /// `recorded`'s payload when known (else the record holds the item),
-    /// replacing what each identifier had; then the event's domain entries.
+    /// replacing what each identifier had; its domain and expiration entries
+    /// go to `edits`.
     private func index(_ items: [(item: Activitylog_V1_SearchableItem, slice: Range<Int>?)], of recorded: RecordedEvent,
-                       space: UInt32, in txn: WriteTransaction, log: LogReader) throws {
-        // This event's domain entries, each written once after its items, in key order.
-        var domains: [[UInt8]: [UInt32]] = [:]
+                       space: UInt32, edits: inout EntryEdits, in txn: WriteTransaction, log: LogReader) throws {
+        let defaultExpiration = SpotlightRules.oneCalendarMonth(afterMicroseconds: recorded.appendedAtMicroseconds)
         for (i, (item, slice)) in items.enumerated() {
             let id = item.uniqueIdentifier
             let old = try storedRecord(id, space: space, in: txn)
-            if let old { try unindex(old, id: id, space: space, in: txn, log: log, pending: &domains) }
+            if let old { try unindex(old, id: id, space: space, edits: &edits, in: txn, log: log) }
             // Where the item is, and nothing the log holds: the domain,
             // expiration and time are read there (version 4).
             var record = Activitylog_V1_SearchableItemRecord()
@@ -347,30 +362,30 @@ public struct SearchableItemStore: Projection {
             } else {
                 record.item = item
                 record.indexedAtMicros = recorded.appendedAtMicroseconds
-                record.itemOffset = UInt32(i)   // its index: the expiration key's part
+                record.itemOffset = UInt32(i)   // its index: its part in the domain and expiration entries
             }
             record.position = recorded.position
             // Kept only when another (0, not written, reads as `position`).
             let first = old.map { $0.firstPosition == 0 ? $0.position : $0.firstPosition } ?? recorded.position
             if first != recorded.position { record.firstPosition = first }
-            record.expirationDateMicros = item.expirationDateMicros
+            // Relative to the default of the event's time: 0, not written, for most items (version 5).
+            record.expirationDateMicros = item.expirationDateMicros &- defaultExpiration
             try records.put(message: record, forKey: SpaceKey(space: space, id), in: txn)
+            // This event's position is new: its entries are not stored yet.
             if item.hasDomainIdentifier {
-                domains[domainKey(item.domainIdentifier, position: recorded.position, space: space), default: []].append(record.itemOffset)
+                edits.domains[domainKey(item.domainIdentifier, position: recorded.position, space: space), default: []].append(record.itemOffset)
             }
-            try byExpiration.put([], forKey: expirationKey(record), in: txn)
-        }
-        for key in domains.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where !domains[key, default: []].isEmpty {
-            try byDomain.put(DomainEntry.encode(domains[key, default: []]), forKey: key, in: txn)
+            edits.expirations[ExpirationKey(micros: item.expirationDateMicros, position: recorded.position).encoded, default: []]
+                .append(record.itemOffset)
         }
     }
 
-    private func remove(_ id: String, space: UInt32, _ recorded: RecordedEvent, in txn: WriteTransaction, log: LogReader) throws {
+    private func remove(_ id: String, space: UInt32, _ recorded: RecordedEvent, edits: inout EntryEdits,
+                        in txn: WriteTransaction, log: LogReader) throws {
         guard let record = try storedRecord(id, space: space, in: txn) else {
             throw PayloadError("\(recorded.type) at position \(recorded.position) removes item \"\(id)\", which the store does not hold")
         }
-        var none: [[UInt8]: [UInt32]] = [:]
-        try unindex(record, id: id, space: space, in: txn, log: log, pending: &none)
+        try unindex(record, id: id, space: space, edits: &edits, in: txn, log: log)
         try records.delete(SpaceKey(space: space, id), in: txn)
     }
 
@@ -378,44 +393,83 @@ public struct SearchableItemStore: Projection {
         SpaceKey.indexPrefix(space: space, domain, limit: Self.domainPrefixBytes, exact: true) + withUnsafeBytes(of: position.bigEndian) { Array($0) }
     }
 
-    private func expirationKey(_ record: Activitylog_V1_SearchableItemRecord) -> [UInt8] {
-        ExpirationKey(micros: record.expirationDateMicros, position: record.position, part: record.itemOffset).encoded
+    /// The key of a stored record's expiration entry: its expiration is kept
+    /// relative to the default of its event's time, read from the header of
+    /// that event's record (kept when a forget redacts the payload).
+    private func expirationKey(_ record: Activitylog_V1_SearchableItemRecord, in log: LogReader) throws -> [UInt8] {
+        guard let time = try log.payloads.appendedAtMicros(at: record.position, in: log.transaction) else {
+            throw PayloadError("an item refers to position \(record.position), which the log does not hold")
+        }
+        let micros = record.expirationDateMicros &+ SpotlightRules.oneCalendarMonth(afterMicroseconds: time)
+        return ExpirationKey(micros: micros, position: record.position).encoded
     }
 
     /// Everything of one space: its items (and their expiration entries,
-    /// found through the items), domains and client states.
-    private func removeSpace(_ space: UInt32, in txn: WriteTransaction) throws {
-        var expirations: [[UInt8]] = []
-        try records.forEach(inSpace: space, in: txn) { _, value in
-            expirations.append(expirationKey(try Activitylog_V1_SearchableItemRecord(serializedBytes: Array(value))))
+    /// found through the records, which keep the expiration because the
+    /// forget redacts the payloads in this transaction), domains and client
+    /// states.
+    private func removeSpace(_ space: UInt32, edits: inout EntryEdits, in txn: WriteTransaction, log: LogReader) throws {
+        var stored: [(id: String, record: Activitylog_V1_SearchableItemRecord)] = []
+        try records.forEach(inSpace: space, in: txn) { key, value in
+            stored.append((String(decoding: key, as: UTF8.self), try Activitylog_V1_SearchableItemRecord(serializedBytes: Array(value))))
             return true
         }
-        for key in expirations { _ = try byExpiration.delete(key, in: txn) }
+        for (id, record) in stored {
+            try edits.remove(record.itemOffset, key: expirationKey(record, in: log), of: \.expirations, stored: byExpiration, in: txn,
+                             missing: "spotlight.itemsByExpiration has no entry for item \"\(id)\" of position \(record.position)")
+        }
         let prefix = SpaceKey.prefix(of: space)
         try SpaceKey.removeRange(records, prefix: prefix, in: txn)
         try SpaceKey.removeRange(byDomain, prefix: prefix, in: txn)
         try SpaceKey.removeRange(clientStates, prefix: prefix, in: txn)
     }
 
-    /// Removes a stored record's domain and expiration entries: its item's
-    /// domain is read in the log (the record keeps the expiration). An entry
-    /// of the event being applied is still in `pending`.
-    private func unindex(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32, in txn: WriteTransaction,
-                         log: LogReader, pending: inout [[UInt8]: [UInt32]]) throws {
+    /// Takes a stored record's item out of its domain and expiration
+    /// entries in `edits`: its item's domain is read in the log (the record
+    /// keeps the expiration).
+    private func unindex(_ record: Activitylog_V1_SearchableItemRecord, id: String, space: UInt32, edits: inout EntryEdits,
+                         in txn: WriteTransaction, log: LogReader) throws {
         let item = try Self.item(of: record, in: log)
         if item.hasDomainIdentifier {
-            let key = domainKey(item.domainIdentifier, position: record.position, space: space)
-            if let parts = pending[key] {
-                pending[key] = parts.filter { $0 != record.itemOffset }
-            } else {
-                guard let parts = try byDomain.get(key, in: txn).flatMap({ DomainEntry.parts($0) }), parts.contains(record.itemOffset) else {
-                    throw PayloadError("spotlight.itemsByDomain has no entry for item \"\(id)\" of position \(record.position)")
-                }
-                let rest = parts.filter { $0 != record.itemOffset }
-                if rest.isEmpty { try byDomain.delete(key, in: txn) } else { try byDomain.put(DomainEntry.encode(rest), forKey: key, in: txn) }
+            try edits.remove(record.itemOffset, key: domainKey(item.domainIdentifier, position: record.position, space: space),
+                             of: \.domains, stored: byDomain, in: txn,
+                             missing: "spotlight.itemsByDomain has no entry for item \"\(id)\" of position \(record.position)")
+        }
+        try edits.remove(record.itemOffset, key: expirationKey(record, in: log), of: \.expirations, stored: byExpiration, in: txn,
+                         missing: "spotlight.itemsByExpiration has no entry for item \"\(id)\" of position \(record.position)")
+    }
+
+    /// Writes the entries an event changed, in key order: each once, deleted
+    /// when no item is left in it.
+    private func write(_ edits: EntryEdits, in txn: WriteTransaction) throws {
+        for (db, entries) in [(byDomain, edits.domains), (byExpiration, edits.expirations)] {
+            for key in entries.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                let parts = entries[key, default: []]
+                if parts.isEmpty { _ = try db.delete(key, in: txn) } else { try db.put(DomainEntry.encode(parts), forKey: key, in: txn) }
             }
         }
-        try byExpiration.delete(expirationKey(record), in: txn)
+    }
+}
+
+/// The entries of the domain and expiration indexes that one event changes,
+/// key → the parts left in it: read from the database at the first removal,
+/// edited in memory, and written once when the event is applied (a purge's
+/// or a delete's removals from one event's entry are one write, not one an
+/// item).
+struct EntryEdits {
+    var domains: [[UInt8]: [UInt32]] = [:]
+    var expirations: [[UInt8]: [UInt32]] = [:]
+
+    /// Takes `part` out of the entry at `key` of `entries`, read from `db`
+    /// when this event has not changed it yet; `missing` is the error when
+    /// the entry does not name it.
+    mutating func remove(_ part: UInt32, key: [UInt8], of entries: WritableKeyPath<Self, [[UInt8]: [UInt32]]>,
+                         stored db: Database<[UInt8], [UInt8]>, in txn: WriteTransaction, missing: @autoclosure () -> String) throws {
+        var parts = self[keyPath: entries][key]
+        if parts == nil { parts = try db.get(key, in: txn).flatMap { DomainEntry.parts($0) } }
+        guard var rest = parts, let at = rest.firstIndex(of: part) else { throw PayloadError(missing()) }
+        rest.remove(at: at)
+        self[keyPath: entries][key] = rest
     }
 }
 
