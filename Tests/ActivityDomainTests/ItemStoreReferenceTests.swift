@@ -23,7 +23,7 @@ struct ItemStoreReferenceTests {
             ], at: at(0))
             try store.indexSearchableItems([makeItem("c", title: "Mocha") { $0.attributeSet.contentDescription = description }], at: at(1))
             let stored = try store.read { txn in
-                try store.views.items.records.withValue(forKey: SpaceKey(space: 0, "a"), in: txn) { $0.count }
+                try store.views.items.records.withValue(forKey: Array("a".utf8), prefix: SpaceKey.prefix(of: 0), in: txn) { $0.count }
             }
             #expect(description.utf8.count > 18_000)
             #expect(try #require(stored) < 100, "the record holds the item's text")
@@ -67,7 +67,7 @@ struct ItemStoreReferenceTests {
                                             makeItem("order-2") { $0.expirationDate = at(100) }], at: at(9))
             func record(_ id: String) throws -> Activitylog_V1_SearchableItemRecord? {
                 try store.read { txn in
-                    try store.views.items.records.withValue(forKey: SpaceKey(space: 0, id), in: txn) {
+                    try store.views.items.records.withValue(forKey: Array(id.utf8), prefix: SpaceKey.prefix(of: 0), in: txn) {
                         try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8]($0))
                     }
                 }
