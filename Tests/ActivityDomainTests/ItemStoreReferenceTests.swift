@@ -23,7 +23,7 @@ struct ItemStoreReferenceTests {
             ], at: at(0))
             try store.indexSearchableItems([makeItem("c", title: "Mocha") { $0.attributeSet.contentDescription = description }], at: at(1))
             let stored = try store.read { txn in
-                try store.views.items.records.withValue(forKey: SpaceKey(space: 0, "a"), in: txn) { $0.count }
+                try store.views.items.records.withValue(forKey: Array("a".utf8), prefix: SpaceKey.prefix(of: 0), in: txn) { $0.count }
             }
             #expect(description.utf8.count > 18_000)
             #expect(try #require(stored) < 100, "the record holds the item's text")
@@ -67,7 +67,7 @@ struct ItemStoreReferenceTests {
                                             makeItem("order-2") { $0.expirationDate = at(100) }], at: at(9))
             func record(_ id: String) throws -> Activitylog_V1_SearchableItemRecord? {
                 try store.read { txn in
-                    try store.views.items.records.withValue(forKey: SpaceKey(space: 0, id), in: txn) {
+                    try store.views.items.records.withValue(forKey: Array(id.utf8), prefix: SpaceKey.prefix(of: 0), in: txn) {
                         try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8]($0))
                     }
                 }
@@ -234,5 +234,37 @@ struct ItemStoreReferenceTests {
         #expect(ItemSlices.find(in: Array(payload.dropLast())) == nil)
         #expect(ItemSlices.find(in: payload + [0x0F]) == nil)   // wire type 7 does not exist
         #expect(ItemSlices.find(in: []) == [])
+    }
+    @Test("records in pages: listings, lookups, replacements and deletes across many pages of two users; a forget takes one user's pages only; a rebuild writes the same pages")
+    func recordsInPages() throws {
+        let path = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = try ActivityStore(path: path, options: testOptions())
+        let alice = store.user("alice"), bob = store.user("bob")
+        // 600 identifiers a user (about ten pages), written in batches of several sizes and orders.
+        let ids = (0..<600).map { "item-\(($0 * 7_919) % 600)" }
+        var start = 0
+        for (n, size) in [1, 50, 200, 349].enumerated() {
+            try alice.indexSearchableItems(ids[start..<(start + size)].map { makeItem($0, title: "a \($0)") }, at: at(Double(n)))
+            try bob.indexSearchableItems(ids[start..<(start + size)].reversed().map { makeItem($0, title: "b \($0)") }, at: at(Double(n)))
+            start += size
+        }
+        // Replaced (a first position kept) and deleted, spread over every page.
+        try alice.indexSearchableItems(ids.prefix(100).map { makeItem($0, title: "again \($0)") }, at: at(10))
+        let deleted = Set(ids.enumerated().filter { $0.offset % 3 == 1 }.map(\.element))
+        #expect(try alice.deleteSearchableItems(withIdentifiers: deleted.sorted(), at: at(11)).removedItems.count == deleted.count)
+        let left = ids.filter { !deleted.contains($0) }.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        #expect(try alice.items().map(\.uniqueIdentifier) == left)
+        #expect(try bob.items().count == 600)
+        #expect(try alice.item(ids[0])?.item.attributeSet.title == "again \(ids[0])")
+        #expect(try alice.item(ids[1]) == nil)
+        #expect(try bob.item(ids[1])?.item.attributeSet.title == "b \(ids[1])")
+        #expect(try alice.items(withIdentifiers: [ids[0], ids[1], "item-none"]).map(\.uniqueIdentifier) == [ids[0]])
+        #expect(try store.eventStore.verifyViews(full: true).isEqual)
+        try store.forgetUser("bob", at: at(12))
+        #expect(try bob.items().isEmpty)
+        #expect(try alice.items().map(\.uniqueIdentifier) == left)
+        let comparison = try store.eventStore.verifyViews(full: true)
+        #expect(comparison.isEqual, "\(String(describing: comparison.difference))")
     }
 }

@@ -11,7 +11,9 @@ import LMDB
 /// for the expiration index, which `purgeExpired` walks across every space.
 ///
 /// Databases:
-/// - `spotlight.items`: space, uniqueIdentifier → `SearchableItemRecord`
+/// - `spotlight.items`: space → a sorted map (``SortedPages``, version 6:
+///   front-coded pages of about 64 identifiers, `space ‖ first identifier`
+///   → the page) of uniqueIdentifier → `SearchableItemRecord`
 ///   message of where the item's bytes are in the log (version 4 on): the
 ///   position of the event that wrote it, the item's offset and length in
 ///   that event's payload, its expiration (since version 5 relative to the
@@ -43,12 +45,13 @@ import LMDB
 /// ```
 public struct SearchableItemStore: Projection {
     public var name: String { "spotlight.items" }
-    public var version: UInt32 { 5 }
+    public var version: UInt32 { 6 }
     public var databaseNames: [String] {
         ["spotlight.items", "spotlight.itemsByDomain", "spotlight.itemsByExpiration", "spotlight.clientStates"]
     }
 
-    let records: Database<SpaceKey, [UInt8]>
+    /// Space prefix ‖ identifier → the record, in pages.
+    let records: SortedPages
     let byDomain: Database<[UInt8], [UInt8]>
     let byExpiration: Database<[UInt8], [UInt8]>
     let clientStates: Database<SpaceKey, [UInt8]>
@@ -63,7 +66,7 @@ public struct SearchableItemStore: Projection {
     public init(openingIn txn: WriteTransaction, spaces: SpaceDirectory) throws {
         self.spaces = spaces
         log = try LogPayloads(openingIn: txn)
-        records = try txn.createDatabase("spotlight.items")
+        records = SortedPages(try txn.createDatabase("spotlight.items"))
         byDomain = try txn.createDatabase("spotlight.itemsByDomain")
         byExpiration = try txn.createDatabase("spotlight.itemsByExpiration")
         clientStates = try txn.createDatabase("spotlight.clientStates")
@@ -75,7 +78,24 @@ public struct SearchableItemStore: Projection {
     /// (what removing and re-indexing need); ``rawRecord(_:space:in:)`` reads the item.
     func storedRecord(_ id: String, space: UInt32, in txn: ReadTransaction) throws -> Activitylog_V1_SearchableItemRecord? {
         guard !id.isEmpty, id.utf8.count <= 507 else { return nil }
-        return try records.message(SpaceKey(space: space, id), in: txn)
+        return try records.withValue(forKey: Array(id.utf8), prefix: SpaceKey.prefix(of: space), in: txn) {
+            try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8]($0))
+        }
+    }
+
+    /// Whether `space` holds an item `id` (its record is not decoded).
+    func contains(_ id: String, space: UInt32, in txn: ReadTransaction) throws -> Bool {
+        guard !id.isEmpty, id.utf8.count <= 507 else { return false }
+        return try records.withValue(forKey: Array(id.utf8), prefix: SpaceKey.prefix(of: space), in: txn) { _ in true } ?? false
+    }
+
+    /// Calls `body` with each identifier of `space` (UTF-8 bytes) and its
+    /// record's bytes, in identifier order, until it returns false.
+    func forEachRecord(space: UInt32, in txn: ReadTransaction,
+                       _ body: (_ id: [UInt8], _ record: UnsafeRawBufferPointer) throws -> Bool) throws {
+        let walk = try records.walker(prefix: SpaceKey.prefix(of: space), in: txn)
+        var more = try walk.first()
+        while more, try body(walk.key, walk.value) { more = try walk.next() }
     }
 
     /// The record of `id` with its item in it.
@@ -126,7 +146,7 @@ public struct SearchableItemStore: Projection {
     /// included until they are purged.
     public func all(space: UInt32, in txn: ReadTransaction) throws -> [IndexedItem] {
         var result: [IndexedItem] = []
-        try records.forEach(inSpace: space, in: txn) { _, value in
+        try forEachRecord(space: space, in: txn) { _, value in
             let record = try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8](value))
             result.append(IndexedItem(proto: try resolved(record, in: txn)))
             return true
@@ -136,13 +156,18 @@ public struct SearchableItemStore: Projection {
 
     /// How many items `space` holds.
     public func count(space: UInt32, in txn: ReadTransaction) throws -> Int {
-        try records.count(inSpace: space, in: txn)
+        var n = 0
+        try forEachRecord(space: space, in: txn) { _, _ in
+            n += 1
+            return true
+        }
+        return n
     }
 
     /// Every identifier of `space`, sorted.
     func allIdentifiers(space: UInt32, in txn: ReadTransaction) throws -> [String] {
         var result: [String] = []
-        try records.forEach(inSpace: space, in: txn) { key, _ in
+        try forEachRecord(space: space, in: txn) { key, _ in
             result.append(String(decoding: key, as: UTF8.self))
             return true
         }
@@ -351,7 +376,7 @@ public struct SearchableItemStore: Projection {
         let defaultExpiration = SpotlightRules.oneCalendarMonth(afterMicroseconds: recorded.appendedAtMicroseconds)
         for (i, (item, slice)) in items.enumerated() {
             let id = item.uniqueIdentifier
-            let old = try storedRecord(id, space: space, in: txn)
+            let old = try edits.record(id, space: space, in: self, txn)
             if let old { try unindex(old, id: id, space: space, edits: &edits, in: txn, log: log) }
             // Where the item is, and nothing the log holds: the domain,
             // expiration and time are read there (version 4).
@@ -370,7 +395,7 @@ public struct SearchableItemStore: Projection {
             if first != recorded.position { record.firstPosition = first }
             // Relative to the default of the event's time: 0, not written, for most items (version 5).
             record.expirationDateMicros = item.expirationDateMicros &- defaultExpiration
-            try records.put(message: record, forKey: SpaceKey(space: space, id), in: txn)
+            edits.records[space, default: [:]][Array(id.utf8)] = .some(try record.serializedBytes() as [UInt8])
             // This event's position is new: its entries are not stored yet.
             if item.hasDomainIdentifier {
                 edits.domains[domainKey(item.domainIdentifier, position: recorded.position, space: space), default: []].append(record.itemOffset)
@@ -382,11 +407,11 @@ public struct SearchableItemStore: Projection {
 
     private func remove(_ id: String, space: UInt32, _ recorded: RecordedEvent, edits: inout EntryEdits,
                         in txn: WriteTransaction, log: LogReader) throws {
-        guard let record = try storedRecord(id, space: space, in: txn) else {
+        guard let record = try edits.record(id, space: space, in: self, txn) else {
             throw PayloadError("\(recorded.type) at position \(recorded.position) removes item \"\(id)\", which the store does not hold")
         }
         try unindex(record, id: id, space: space, edits: &edits, in: txn, log: log)
-        try records.delete(SpaceKey(space: space, id), in: txn)
+        edits.records[space, default: [:]][Array(id.utf8)] = .some(nil)
     }
 
     private func domainKey(_ domain: String, position: Position, space: UInt32) -> [UInt8] {
@@ -410,7 +435,7 @@ public struct SearchableItemStore: Projection {
     /// states.
     private func removeSpace(_ space: UInt32, edits: inout EntryEdits, in txn: WriteTransaction, log: LogReader) throws {
         var stored: [(id: String, record: Activitylog_V1_SearchableItemRecord)] = []
-        try records.forEach(inSpace: space, in: txn) { key, value in
+        try forEachRecord(space: space, in: txn) { key, value in
             stored.append((String(decoding: key, as: UTF8.self), try Activitylog_V1_SearchableItemRecord(serializedBytes: Array(value))))
             return true
         }
@@ -419,7 +444,8 @@ public struct SearchableItemStore: Projection {
                              missing: "spotlight.itemsByExpiration has no entry for item \"\(id)\" of position \(record.position)")
         }
         let prefix = SpaceKey.prefix(of: space)
-        try SpaceKey.removeRange(records, prefix: prefix, in: txn)
+        edits.records[space] = nil   // a forget is an event of its own: nothing of this space is pending
+        try SpaceKey.removeRange(records.database, prefix: prefix, in: txn)
         try SpaceKey.removeRange(byDomain, prefix: prefix, in: txn)
         try SpaceKey.removeRange(clientStates, prefix: prefix, in: txn)
     }
@@ -439,9 +465,14 @@ public struct SearchableItemStore: Projection {
                          missing: "spotlight.itemsByExpiration has no entry for item \"\(id)\" of position \(record.position)")
     }
 
-    /// Writes the entries an event changed, in key order: each once, deleted
-    /// when no item is left in it.
+    /// Writes the records and entries an event changed, in key order: each
+    /// record page once (one ``SortedPages/apply(_:prefix:in:)`` a space),
+    /// each entry once, deleted when no item is left in it.
     private func write(_ edits: EntryEdits, in txn: WriteTransaction) throws {
+        for space in edits.records.keys.sorted() {
+            let changes = edits.records[space]!.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { (key: $0.key, value: $0.value) }
+            try records.apply(changes, prefix: SpaceKey.prefix(of: space), in: txn)
+        }
         for (db, entries) in [(byDomain, edits.domains), (byExpiration, edits.expirations)] {
             for key in entries.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                 let parts = entries[key, default: []]
@@ -459,6 +490,19 @@ public struct SearchableItemStore: Projection {
 struct EntryEdits {
     var domains: [[UInt8]: [UInt32]] = [:]
     var expirations: [[UInt8]: [UInt32]] = [:]
+    /// Space → identifier → the record's new bytes, or nil when removed:
+    /// written as one merge into the space's pages when the event is applied.
+    var records: [UInt32: [[UInt8]: [UInt8]?]] = [:]
+
+    /// The record of `id` as this event left it so far: its pending bytes,
+    /// else the stored record.
+    func record(_ id: String, space: UInt32, in store: SearchableItemStore,
+                _ txn: ReadTransaction) throws -> Activitylog_V1_SearchableItemRecord? {
+        if let pending = records[space]?[Array(id.utf8)] {
+            return try pending.map { try Activitylog_V1_SearchableItemRecord(serializedBytes: $0) }
+        }
+        return try store.storedRecord(id, space: space, in: txn)
+    }
 
     /// Takes `part` out of the entry at `key` of `entries`, read from `db`
     /// when this event has not changed it yet; `missing` is the error when

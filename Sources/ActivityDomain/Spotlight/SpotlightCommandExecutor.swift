@@ -156,7 +156,7 @@ final class SpotlightCommandExecutor {
         var message = Activitylog_V1_SearchableItemsDeleted()
         message.identifiers = requested
         let space = try self.space
-        message.removedIdentifiers = try requested.filter { try items.records.contains(SpaceKey(space: space, $0), in: txn) }
+        message.removedIdentifiers = try requested.filter { try items.contains($0, space: space, in: txn) }
         // Written even when nothing matched: the request is a fact an auditor wants.
         try append(.itemsDeleted(message), at: time)
         result.removedItems = message.removedIdentifiers
