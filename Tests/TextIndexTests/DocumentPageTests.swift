@@ -77,7 +77,7 @@ struct DocumentPageTests {
             #expect(try docs.delete(victim, in: txn))
         }
         try t.environment.read { txn in
-            #expect(throws: TextIndexError.self) { try t.index.documents(in: txn) }
+            _ = #expect(throws: TextIndexError.self) { try t.index.documents(in: txn) }
         }
     }
 }
