@@ -80,4 +80,15 @@ struct DocumentPageTests {
             _ = #expect(throws: TextIndexError.self) { try t.index.documents(in: txn) }
         }
     }
+
+    @Test("a document removed and indexed again in one flush keeps one identity, under its new id")
+    func removedAndAddedInOneFlush() throws {
+        let t = try TemporaryIndex()
+        try t.write { w in for k in 0..<3 { try w.upsert(DocumentPageTests.document(k)) } }
+        try t.write { w in
+            #expect(try w.remove(kind: "item", identifier: "doc-1"))
+            try w.upsert(DocumentPageTests.document(1))
+        }
+        try DocumentPageTests.check(t, holds: [0, 1, 2])
+    }
 }
