@@ -115,8 +115,7 @@ struct Searcher {
     /// starts with it; `exactOnly`: of `term` alone, noting in ``typed``
     /// where longer terms are).
     mutating func lookup(_ term: [UInt8], prefix: Bool, exactOnly: Bool = false) throws -> WordPostings {
-        var key: [UInt8] = []
-        key.reserveCapacity(10 + term.count)
+        var key = SpaceKey(space: index.spaceId, capacity: 6 + term.count)
         var word = WordPostings()
         // A value a source at most for one term: no regrowth of the common case.
         word.entries.reserveCapacity(blockCount + sources.count)
@@ -214,19 +213,13 @@ struct Searcher {
             }
             // The source's key before the term, written over the previous one's.
             if key.count != source.prefixCount + term.count {
-                key.removeAll(keepingCapacity: true)
-                source.appendPrefix(to: &key)
-                key.append(contentsOf: term)
+                key = source.key(then: term)
             } else {
-                key.withUnsafeMutableBytes { k in
-                    k.storeBytes(of: source.space.bigEndian, toByteOffset: 0, as: UInt32.self)
-                    k.storeBytes(of: source.block.bigEndian, toByteOffset: 4, as: UInt32.self)
-                    if let start = source.runStart { k.storeBytes(of: start.bigEndian, toByteOffset: 8, as: UInt16.self) }
-                }
+                source.replaceParts(of: &key)
             }
             reads += 1
             if source.isRun {
-                try lookupRun(key, term, prefix: prefix, exactOnly: exactOnly, source: source)
+                try lookupRun(key.encoded, term, prefix: prefix, exactOnly: exactOnly, source: source)
                 continue
             }
             if !prefix {
@@ -247,7 +240,7 @@ struct Searcher {
                     entry = try cursor.nextBytes()
                 }
                 values.append(value)
-                if let e = entry, e.key.count > key.count, Searcher.hasPrefix(e.key, key) {
+                if let e = entry, e.key.count > key.count, Searcher.hasPrefix(e.key, key.encoded) {
                     longer.append(true)
                 } else {
                     longer.append(false)
@@ -255,7 +248,7 @@ struct Searcher {
                 continue
             }
             let termStart = source.prefixCount
-            while let e = entry, e.key.count >= key.count, Searcher.hasPrefix(e.key, key) {
+            while let e = entry, e.key.count >= key.count, Searcher.hasPrefix(e.key, key.encoded) {
                 try addFound(UnsafeRawBufferPointer(rebasing: e.key[termStart...]), exact: e.key.count == key.count, e.value, source)
                 reads += 1
                 entry = try cursor.nextBytes()
@@ -684,7 +677,7 @@ struct Searcher {
         }
         var p = base
         let end = base + bytes.count
-        let count = try Searcher.varint(&p, end)
+        let count = try Searcher.number(&p, end)
         if count > 1 { p += 2 }  // the last offset
         var offset = -1
         let r8 = UInt8(truncatingIfNeeded: rank)
@@ -694,14 +687,14 @@ struct Searcher {
         var n = touchedCount
         do {
             for _ in 0..<count {
-                let delta = try Searcher.varint(&p, end)
+                let delta = try Searcher.number(&p, end)
                 offset = offset < 0 ? delta : offset + delta
                 guard offset < TextIndex.blockSize, p < end else { throw TextIndexError.corrupt("posting offset") }
                 let mask = p.pointee
                 p += 1
                 if matched[offset] != r8 {
                     // Not a candidate: skip its payload.
-                    for _ in 0..<mask.nonzeroBitCount { _ = try Searcher.varint(&p, end); p += 1 }
+                    for _ in 0..<mask.nonzeroBitCount { _ = try Searcher.number(&p, end); p += 1 }
                     continue
                 }
                 let x = try Searcher.fieldSum(mask: mask, &p, end, factor: factor, corrupt: "posting payload")
@@ -733,7 +726,7 @@ struct Searcher {
         while m != 0 {
             let slot = m.trailingZeroBitCount
             m &= m - 1
-            let tf = try varint(&p, end)
+            let tf = try number(&p, end)
             guard p < end else { throw TextIndexError.corrupt(what()) }
             x += Double(tf) * factor[slot &* 256 &+ Int(p.pointee)]
             p += 1
@@ -741,21 +734,15 @@ struct Searcher {
         return x
     }
 
+    /// A number of a postings value or bound at `p`: a varint
+    /// (``Varint/read(_:from:end:)``) of at most 32 bits; bytes that do not
+    /// read are a corrupt index.
     @inline(__always)
-    static func varint(_ p: inout UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) throws -> Int {
-        guard p < end else { throw TextIndexError.corrupt("truncated postings") }
-        var b = p.pointee
-        p += 1
-        if b < 0x80 { return Int(b) }
-        var value = Int(b & 0x7F)
-        var shift = 7
-        repeat {
-            guard p < end, shift < 35 else { throw TextIndexError.corrupt("bad varint") }
-            b = p.pointee
-            p += 1
-            value |= Int(b & 0x7F) << shift
-            shift += 7
-        } while b >= 0x80
-        return value
+    static func number(_ p: inout UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) throws -> Int {
+        do throws(VarintError) {
+            return Int(try Varint.read(UInt32.self, from: &p, end: end))
+        } catch {
+            throw TextIndexError.corrupt("postings: \(error)")
+        }
     }
 }

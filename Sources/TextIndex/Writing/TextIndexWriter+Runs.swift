@@ -251,7 +251,7 @@ extension TextIndexWriter {
         if let f = try cursor.firstBytes(), f.key.starts(with: space), let l = try cursor.lastBytes(), l.key.starts(with: space) {
             try index.blocks.removeAll(in: txn)
         } else {
-            try TextIndex.removeRange(index.blocks, space, in: txn)
+            try index.blocks.removeAll(withPrefix: space, in: txn)
         }
         let prefix = index.postingKey(block: block >> PostingTier.shift, term: EmptyCollection())
         var key = prefix
