@@ -20,7 +20,8 @@ import CLMDB
 /// *run*; a write re-pages only the runs its changes fall in. A run of a
 /// few pages only comes from keys built to dodge the hash.
 ///
-/// A page (the value; its first key is the LMDB key after the prefix):
+/// A page (the value; its first key is the LMDB key after the prefix; the
+/// further entries front-coded, ``FrontCoding``):
 ///
 /// ```
 /// varint  length of the first entry's value, then the value
@@ -95,27 +96,20 @@ public struct SortedPages: Sendable {
         var keyLength = first.count
         var v = try scan.value()
         if matched < target.count && matched < first.count && first[matched] > target[matched] { return nil }
-        let bytes = page.value
         while true {
             if matched == target.count { return keyLength == target.count ? v : nil }   // equal, or past it
             guard !scan.atEnd else { return nil }
-            let shared = try scan.varint("shared length")
-            let suffix = try scan.varint("key length")
-            let offset = scan.offset
-            guard shared <= keyLength, suffix >= 1, shared + suffix <= maximumKeyLength, suffix <= bytes.count - offset else {
-                throw scan.damaged("entry key (\(shared) bytes shared of \(keyLength), \(suffix) more)")
-            }
+            let (shared, suffix) = try scan.key(after: keyLength)
             if shared < matched { return nil }   // greater than the key before at a byte where that one equals the target
             if shared == matched {
                 var k = 0
-                while k < suffix && matched < target.count && bytes[offset + k] == target[matched] {
+                while k < suffix.count && matched < target.count && suffix[k] == target[matched] {
                     k += 1
                     matched += 1
                 }
-                if k < suffix && (matched == target.count || bytes[offset + k] > target[matched]) { return nil }
+                if k < suffix.count && (matched == target.count || suffix[k] > target[matched]) { return nil }
             }
-            scan.offset += suffix
-            keyLength = shared + suffix
+            keyLength = shared + suffix.count
             v = try scan.value()
         }
     }
@@ -288,49 +282,23 @@ public struct SortedPages: Sendable {
         var previous = 0..<0
         for n in 0..<entries.count {
             let k = entries.keyRange(n), v = entries.valueRange(n)
-            var shared = 0
-            while shared < previous.count && shared < k.count && bytes[previous.lowerBound + shared] == bytes[k.lowerBound + shared] {
-                shared += 1
-            }
-            let suffix = k.count - shared
-            let entrySize = varintSize(shared) + varintSize(suffix) + suffix + varintSize(v.count) + v.count
+            let shared = FrontCoding.sharedCount(bytes[previous], bytes[k])
+            let entrySize = FrontCoding.entrySize(shared: shared, suffix: k.count - shared, value: v.count)
             if n == 0 || isBoundary(bytes[k]) || size + entrySize > pageByteLimit {
                 if n > 0 { pages.append((key, value)) }
                 key = prefix + bytes[k]
                 value = []
-                varint(v.count, into: &value)
+                Varint.append(v.count, to: &value)
                 value.append(contentsOf: bytes[v])
                 size = k.count + value.count
             } else {
-                varint(shared, into: &value)
-                varint(suffix, into: &value)
-                value.append(contentsOf: bytes[(k.lowerBound + shared)..<k.upperBound])
-                varint(v.count, into: &value)
-                value.append(contentsOf: bytes[v])
+                FrontCoding.appendEntry(shared: shared, suffix: bytes[(k.lowerBound + shared)..<k.upperBound], value: bytes[v], to: &value)
                 size += entrySize
             }
             previous = k
         }
         if entries.count > 0 { pages.append((key, value)) }
         return pages
-    }
-
-    static func varint(_ n: Int, into bytes: inout [UInt8]) {
-        var n = UInt(n)
-        while n >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: n) | 0x80)
-            n >>= 7
-        }
-        bytes.append(UInt8(n))
-    }
-
-    static func varintSize(_ n: Int) -> Int {
-        var n = UInt(n), size = 1
-        while n >= 0x80 {
-            n >>= 7
-            size += 1
-        }
-        return size
     }
 
     /// Entries (key, value) in order, in one arena.
@@ -393,66 +361,59 @@ struct PageReader {
     /// Moves to the next entry of the page; false at its end.
     mutating func next() throws -> Bool {
         guard !scan.atEnd else { return false }
-        let shared = try scan.varint("shared length")
-        let suffix = try scan.varint("key length")
-        let bytes = scan.bytes, offset = scan.offset
-        guard shared <= key.count, suffix >= 1, shared + suffix <= SortedPages.maximumKeyLength,
-              suffix <= bytes.count - offset else {
-            throw scan.damaged("entry key (\(shared) bytes shared of \(key.count), \(suffix) more)")
-        }
-        let first = bytes[offset]
+        let (shared, suffix) = try scan.key(after: key.count)
         // Strictly after the previous key: longer with the same start, or greater at the first difference.
-        guard shared == key.count || first > key[shared] else { throw scan.damaged("keys out of order") }
+        guard shared == key.count || suffix[0] > key[shared] else { throw scan.damaged("keys out of order") }
         key.removeLast(key.count - shared)
-        key.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + suffix]))
-        scan.offset += suffix
+        key.append(contentsOf: suffix)
         value = try scan.value()
         return true
     }
 }
 
-/// One page's bytes read front to back, each length checked against the
-/// page's end: what ``PageReader`` and ``SortedPages``' lookup share. A
-/// struct the caller keeps in a local, so that reading a varint is a few
-/// instructions (the lookup's closures over a captured offset cost about
-/// 21 K instructions a lookup, most of it access checks).
+/// One page's bytes read front to back (``ByteReader``; entries by
+/// ``FrontCoding``), each length checked against the page's end and each
+/// key against the one before: what ``PageReader`` and ``SortedPages``'
+/// lookup share. A struct the caller keeps in a local, so that reading a
+/// varint is a few instructions (the lookup's closures over a captured
+/// offset cost about 21 K instructions a lookup, most of it access checks).
 struct PageScanner {
-    let bytes: UnsafeRawBufferPointer
+    var reader: ByteReader
     let pageKey: UnsafeRawBufferPointer
     let label: String
-    var offset = 0
 
-    var atEnd: Bool { offset >= bytes.count }
+    init(bytes: UnsafeRawBufferPointer, pageKey: UnsafeRawBufferPointer, label: String) {
+        reader = ByteReader(bytes)
+        self.pageKey = pageKey
+        self.label = label
+    }
 
+    var atEnd: Bool { reader.isAtEnd }
+
+    /// The next entry's key: the bytes it shares with the key before it (of
+    /// `keyLength` bytes), and the 1 or more that follow them.
     @inline(__always)
-    mutating func varint(_ what: String) throws -> Int {
-        guard offset < bytes.count else { throw damaged("\(what) cut short") }
-        let b0 = bytes[offset]
-        offset += 1
-        if b0 < 0x80 { return Int(b0) }   // nearly every length of a page
-        var n = Int(b0 & 0x7F), shift = 7
-        while true {
-            guard offset < bytes.count else { throw damaged("\(what) cut short") }
-            let b = bytes[offset]
-            offset += 1
-            n |= Int(b & 0x7F) << shift
-            if b < 0x80 { return n }
-            shift += 7
-            guard shift < 28 else { throw damaged("\(what) too long") }
+    mutating func key(after keyLength: Int) throws -> (shared: Int, suffix: UnsafeRawBufferPointer) {
+        let entry: (shared: Int, suffix: UnsafeRawBufferPointer)
+        do throws(ByteError) { entry = try reader.frontCodedKey() } catch { throw damaged("entry key", error) }
+        guard entry.shared <= keyLength, entry.suffix.count >= 1, entry.shared + entry.suffix.count <= SortedPages.maximumKeyLength else {
+            throw damaged("entry key (\(entry.shared) bytes shared of \(keyLength), \(entry.suffix.count) more)")
         }
+        return entry
     }
 
     /// A value: its varint length, then its bytes.
     @inline(__always)
     mutating func value() throws -> UnsafeRawBufferPointer {
-        let length = try varint("value length")
-        guard length <= bytes.count - offset else { throw damaged("value of \(length) bytes past the page's end") }
-        defer { offset += length }
-        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
+        do throws(ByteError) { return try reader.lengthPrefixed() } catch { throw damaged("value", error) }
     }
 
     func damaged(_ problem: String) -> SortedPagesError {
-        SortedPagesError(database: label, pageKey: Array(pageKey), problem: "\(problem) at byte \(offset)")
+        SortedPagesError(database: label, pageKey: Array(pageKey), problem: "\(problem) at byte \(reader.offset)")
+    }
+
+    func damaged(_ what: String, _ error: ByteError) -> SortedPagesError {
+        SortedPagesError(database: label, pageKey: Array(pageKey), problem: "\(what): \(error)")
     }
 }
 

@@ -240,25 +240,15 @@ public struct TextIndex: Sendable {
     /// spaces' bytes untouched.
     func removeSpace(in txn: WriteTransaction) throws {
         let prefix = spacePrefix
-        try TextIndex.removeRange(ids, prefix, in: txn)
-        try TextIndex.removeRange(docs, prefix, in: txn)
-        try TextIndex.removeRange(terms, prefix, in: txn)
-        try TextIndex.removeRange(postings, prefix, in: txn)
-        try TextIndex.removeRange(blocks, prefix, in: txn)
-        try TextIndex.removeRange(runs, prefix, in: txn)
-        try TextIndex.removeRange(values, prefix, in: txn)
-        try TextIndex.removeRange(masks, prefix, in: txn)
-        try TextIndex.removeRange(meta, prefix, in: txn)
-    }
-
-    static func removeRange<K, V>(_ db: Database<K, V>, _ prefix: [UInt8], in txn: WriteTransaction) throws {
-        let cursor = try db.cursor(in: txn)
-        var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
-        while let e = entry, e.key.starts(with: prefix) {
-            try cursor.deleteCurrent()
-            // After `mdb_cursor_del` the cursor stands on the next pair: MDB_NEXT returns it.
-            entry = try cursor.nextBytes()
-        }
+        try ids.removeAll(withPrefix: prefix, in: txn)
+        try docs.removeAll(withPrefix: prefix, in: txn)
+        try terms.removeAll(withPrefix: prefix, in: txn)
+        try postings.removeAll(withPrefix: prefix, in: txn)
+        try blocks.removeAll(withPrefix: prefix, in: txn)
+        try runs.removeAll(withPrefix: prefix, in: txn)
+        try values.removeAll(withPrefix: prefix, in: txn)
+        try masks.removeAll(withPrefix: prefix, in: txn)
+        try meta.removeAll(withPrefix: prefix, in: txn)
     }
 
     /// Key names in `meta`, after the space id.
@@ -267,19 +257,11 @@ public struct TextIndex: Sendable {
     static let runsKey = "runs"
     static let tokenizerKey = "tokenizer"
 
-    /// The space id, 4 bytes big-endian: the start of every key of the space.
-    var spacePrefix: [UInt8] {
-        withUnsafeBytes(of: spaceId.bigEndian) { Array($0) }
-    }
+    /// The space id, 4 bytes big-endian: the start of every key of the space (``SpaceKey``).
+    var spacePrefix: [UInt8] { SpaceKey.prefix(of: spaceId) }
 
     /// `rest` after the space id: a key of the space.
-    func scoped(_ rest: some Collection<UInt8>) -> [UInt8] {
-        var key = [UInt8]()
-        key.reserveCapacity(4 + rest.count)
-        withUnsafeBytes(of: spaceId.bigEndian) { key.append(contentsOf: $0) }
-        key.append(contentsOf: rest)
-        return key
-    }
+    func scoped(_ rest: some Collection<UInt8>) -> [UInt8] { SpaceKey(space: spaceId, rest).encoded }
 
     /// `space ‖ name` (ASCII), a key of database `meta`.
     func metaKey(_ name: String) -> [UInt8] { scoped(name.utf8) }
@@ -292,10 +274,12 @@ public struct TextIndex: Sendable {
     func textFieldNames(in txn: ReadTransaction) throws -> Set<String> {
         try meta.withValue(forKey: metaKey(TextIndex.fieldNamesKey), in: txn) { bytes in
             var r = ByteReader(bytes)
-            let n = try r.int()
-            var names = Set<String>()
-            for _ in 0..<n { names.insert(try r.string()) }
-            return names
+            return try TextIndexError.reading("text field names") {
+                let n = try r.int()
+                var names = Set<String>()
+                for _ in 0..<n { names.insert(try r.string()) }
+                return names
+            }
         } ?? []
     }
 
@@ -322,7 +306,8 @@ public struct TextIndex: Sendable {
     /// The document id `ids` stores in `bytes` (``encodeDocumentId(_:)``).
     static func decodeDocumentId(_ bytes: UnsafeRawBufferPointer) throws -> UInt32 {
         var r = ByteReader(bytes)
-        let id = try r.int()
+        let id: Int
+        do throws(ByteError) { id = try r.int() } catch { throw TextIndexError.corrupt("document id in ids: \(error)") }
         guard r.isAtEnd, id <= Int(UInt32.max) else { throw TextIndexError.corrupt("document id in ids") }
         return UInt32(id)
     }
@@ -345,11 +330,9 @@ public struct TextIndex: Sendable {
 
     /// `u32 space, u32 block, term`, the key of database `postings`.
     func postingKey(block: UInt32, term: some Collection<UInt8>) -> [UInt8] {
-        var key = [UInt8]()
-        key.reserveCapacity(8 + term.count)
-        withUnsafeBytes(of: spaceId.bigEndian) { key.append(contentsOf: $0) }
-        withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
-        key.append(contentsOf: term)
-        return key
+        var key = SpaceKey(space: spaceId, capacity: 4 + term.count)
+        key.append(bigEndian: block)
+        key.append(term)
+        return key.encoded
     }
 }

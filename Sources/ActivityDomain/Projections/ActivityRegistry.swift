@@ -80,7 +80,7 @@ public struct ActivityRegistry: Projection {
 
     private func apply(_ recorded: RecordedEvent, in txn: WriteTransaction) throws {
         if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
-            try SpaceKey.removeRange(activities, prefix: SpaceKey.prefix(of: forgotten), in: txn)
+            try activities.removeAll(withPrefix: SpaceKey.prefix(of: forgotten), in: txn)
             return
         }
         guard let event = try ActivityEvent(recorded) else { return }

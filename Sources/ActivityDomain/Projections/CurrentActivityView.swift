@@ -66,7 +66,7 @@ public struct CurrentActivityView: Projection {
 
     private func apply(_ recorded: RecordedEvent, in txn: WriteTransaction) throws {
         if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
-            try SpaceKey.removeRange(current, prefix: SpaceKey.prefix(of: forgotten), in: txn)
+            try current.removeAll(withPrefix: SpaceKey.prefix(of: forgotten), in: txn)
             return
         }
         guard let event = try ActivityEvent(recorded), let user = event.user else { return }

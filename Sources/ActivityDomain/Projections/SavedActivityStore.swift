@@ -97,7 +97,7 @@ public struct SavedActivityStore: Projection {
     private func lookup(_ identifier: String, space: UInt32, in index: Database<[UInt8], [UInt8]>, _ txn: ReadTransaction,
                         matches: (Activitylog_V1_Activity) -> Bool) throws -> [SavedActivity] {
         guard !identifier.isEmpty else { return [] }
-        let prefix = SpaceKey.indexPrefix(space: space, identifier, limit: Self.indexPrefixBytes, exact: true)
+        let prefix = SpaceKey.indexPrefix(space: space, identifier, limit: Self.indexPrefixBytes, exact: true).encoded
         var found: [SavedActivity] = []
         let cursor = try index.cursor(in: txn)
         var entry = try cursor.seek(atOrAfter: prefix)
@@ -141,10 +141,10 @@ public struct SavedActivityStore: Projection {
     private func apply(_ recorded: RecordedEvent, in txn: WriteTransaction) throws {
         if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
             let prefix = SpaceKey.prefix(of: forgotten)
-            try SpaceKey.removeRange(saved, prefix: prefix, in: txn)
-            try SpaceKey.removeRange(byTargetContentIdentifier, prefix: prefix, in: txn)
-            try SpaceKey.removeRange(byWebpageURL, prefix: prefix, in: txn)
-            try SpaceKey.removeRange(removals, prefix: prefix, in: txn)
+            try saved.removeAll(withPrefix: prefix, in: txn)
+            try byTargetContentIdentifier.removeAll(withPrefix: prefix, in: txn)
+            try byWebpageURL.removeAll(withPrefix: prefix, in: txn)
+            try removals.removeAll(withPrefix: prefix, in: txn)
             return
         }
         guard let event = try ActivityEvent(recorded), let user = event.user else { return }

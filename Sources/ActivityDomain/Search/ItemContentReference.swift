@@ -25,37 +25,28 @@ struct ItemContentReference: Equatable {
         self.slice = slice
     }
 
-    init(decoding bytes: some Collection<UInt8>) throws {
-        var iterator = bytes.makeIterator()
-        func varint() throws -> UInt64 {
-            var result: UInt64 = 0, shift: UInt64 = 0
-            while let byte = iterator.next(), shift < 64 {
-                result |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { return result }
-                shift += 7
-            }
-            throw PayloadError("an item's content reference (\(bytes.count) bytes) does not decode")
+    init(decoding bytes: UnsafeRawBufferPointer) throws {
+        var r = ByteReader(bytes)
+        let offset: UInt64, length: UInt64
+        do throws(ByteError) {
+            position = try r.varint()
+            offset = try r.varint(atMost: UInt64(UInt32.max))
+            length = try r.varint(atMost: UInt64(UInt32.max))
+        } catch {
+            throw PayloadError("an item's content reference (\(bytes.count) bytes) does not decode: \(error)")
         }
-        position = try varint()
-        let offset = try varint(), length = try varint()
-        guard iterator.next() == nil, offset <= UInt64(UInt32.max), length <= UInt64(UInt32.max) else {
-            throw PayloadError("an item's content reference (\(bytes.count) bytes) does not decode")
+        guard r.isAtEnd else {
+            throw PayloadError("an item's content reference (\(bytes.count) bytes) does not decode: \(r.remaining) bytes after its three numbers")
         }
         slice = Int(offset)..<Int(offset + length)
     }
 
     var bytes: [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(12)
-        for value in [position, UInt64(slice.lowerBound), UInt64(slice.count)] {
-            var v = value
-            while v >= 0x80 {
-                out.append(UInt8(v & 0x7F) | 0x80)
-                v >>= 7
-            }
-            out.append(UInt8(v))
-        }
-        return out
+        var w = ByteWriter(capacity: 12)
+        w.varint(position)
+        w.varint(slice.lowerBound)
+        w.varint(slice.count)
+        return w.bytes
     }
 
     /// The fields and attributes (``SearchDocuments/item(_:)``) of the item

@@ -1,4 +1,5 @@
 import EventLog
+import LMDB
 
 /// `forgetUser`'s record in the log: the engine's ``RedactionRecord`` whose
 /// context is a protobuf message with the forgotten user in field 15
@@ -12,15 +13,10 @@ import EventLog
 enum ForgetUser {
     /// The redaction record's context for `user`.
     static func context(user: String) -> [UInt8] {
-        var out: [UInt8] = [UInt8(EventSpace.userField << 3 | 2)]
-        var n = UInt64(user.utf8.count)
-        while n >= 0x80 {
-            out.append(UInt8(n & 0x7F) | 0x80)
-            n >>= 7
-        }
-        out.append(UInt8(n))
-        out.append(contentsOf: user.utf8)
-        return out
+        var w = ByteWriter(capacity: 2 + user.utf8.count)
+        w.byte(UInt8(EventSpace.userField << 3 | 2))
+        w.string(user)
+        return w.bytes
     }
 
     /// The user a redaction record forgot; nil for another kind of event or

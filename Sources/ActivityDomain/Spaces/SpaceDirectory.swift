@@ -61,7 +61,7 @@ public struct SpaceDirectory: Projection {
         guard user.utf8.count <= 511 else { return nil }
         return try byName.withValue(forKey: Array(user.utf8), in: txn) { bytes in
             guard bytes.count == 4 else { throw PayloadError("spaces.byName holds a \(bytes.count)-byte id for user \"\(user)\"") }
-            return UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))
+            return BigEndian.load(UInt32.self, from: bytes)
         }
     }
 
@@ -82,7 +82,7 @@ public struct SpaceDirectory: Projection {
                 entry = try cursor.nextBytes()
                 continue
             }
-            result.append((String(decoding: e.value, as: UTF8.self), UInt32(bigEndian: e.key.loadUnaligned(as: UInt32.self))))
+            result.append((String(decoding: e.value, as: UTF8.self), BigEndian.load(UInt32.self, from: e.key)))
             entry = try cursor.nextBytes()
         }
         return result.sorted { utf8Less($0.user, $1.user) }
@@ -128,7 +128,7 @@ public struct SpaceDirectory: Projection {
 
     private func nextID(in txn: ReadTransaction) throws -> UInt32 {
         let last = try byID.cursor(in: txn).lastBytes()
-        return max(1, (last.map { UInt32(bigEndian: $0.key.loadUnaligned(as: UInt32.self)) } ?? 0) + 1)
+        return max(1, (last.map { BigEndian.load(UInt32.self, from: $0.key) } ?? 0) + 1)
     }
 
     /// A redacted event: the first one a redaction record covers takes the
@@ -158,14 +158,14 @@ public struct SpaceDirectory: Projection {
             // (the user's space as its earlier events built it).
             if try self.id(of: user, in: txn) != nil { _ = try byName.delete(Array(user.utf8), in: txn) }
             try byID.put(Self.tombstone, forKey: SpaceKey.prefix(of: id), in: txn)
-            try SpaceKey.removeRange(events, prefix: SpaceKey.prefix(of: id), in: txn)
+            try events.removeAll(withPrefix: SpaceKey.prefix(of: id), in: txn)
             return
         }
         guard let id = try id(of: user, in: txn), id != Self.defaultSpace else { return }
         _ = try byName.delete(Array(user.utf8), in: txn)
         try byID.put(Self.tombstone, forKey: SpaceKey.prefix(of: id), in: txn)
         try forgotten.put(SpaceKey.prefix(of: id), forKey: event.position, in: txn)
-        try SpaceKey.removeRange(events, prefix: SpaceKey.prefix(of: id), in: txn)
+        try events.removeAll(withPrefix: SpaceKey.prefix(of: id), in: txn)
     }
 
     /// The id of the space that the redaction record `event` forgot, once
@@ -174,15 +174,15 @@ public struct SpaceDirectory: Projection {
         guard event.type == RedactionRecord.type else { return nil }
         return try forgotten.withValue(forKey: event.position, in: txn) { bytes in
             guard bytes.count == 4 else { throw PayloadError("spaces.forgotten holds a \(bytes.count)-byte id at \(event.position)") }
-            return UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))
+            return BigEndian.load(UInt32.self, from: bytes)
         }
     }
 
     /// The positions of every event of space `id`, in order.
     func positions(ofSpace id: UInt32, in txn: ReadTransaction) throws -> PositionRanges {
         var ranges = PositionRanges()
-        try events.forEach(withPrefix: SpaceKey.prefix(of: id), in: txn) { key, _ in
-            if let position = SpaceKey(space: id, bytes: Array(key)).position { ranges.append(position) }
+        try events.forEach(inSpace: id, in: txn) { key, _ in
+            if let position = BigEndian.value(UInt64.self, of: key) { ranges.append(position) }
             return true
         }
         return ranges

@@ -184,7 +184,7 @@ public struct SearchableItemStore: Projection {
     /// sorted, read from the events the domain's entries name.
     func identifiers(inDomain domain: String, space: UInt32, in txn: ReadTransaction) throws -> [String] {
         guard !domain.isEmpty else { return [] }
-        let prefix = SpaceKey.indexPrefix(space: space, domain, limit: Self.domainPrefixBytes, exact: false)
+        let prefix = SpaceKey.indexPrefix(space: space, domain, limit: Self.domainPrefixBytes, exact: false).encoded
         let log = try logReader(in: txn)
         var found: [String] = []
         let cursor = try byDomain.cursor(in: txn)
@@ -415,7 +415,7 @@ public struct SearchableItemStore: Projection {
     }
 
     private func domainKey(_ domain: String, position: Position, space: UInt32) -> [UInt8] {
-        SpaceKey.indexPrefix(space: space, domain, limit: Self.domainPrefixBytes, exact: true) + withUnsafeBytes(of: position.bigEndian) { Array($0) }
+        SpaceKey(space: space, indexing: domain, limit: Self.domainPrefixBytes, position: position).encoded
     }
 
     /// The key of a stored record's expiration entry: its expiration is kept
@@ -445,9 +445,9 @@ public struct SearchableItemStore: Projection {
         }
         let prefix = SpaceKey.prefix(of: space)
         edits.records[space] = nil   // a forget is an event of its own: nothing of this space is pending
-        try SpaceKey.removeRange(records.database, prefix: prefix, in: txn)
-        try SpaceKey.removeRange(byDomain, prefix: prefix, in: txn)
-        try SpaceKey.removeRange(clientStates, prefix: prefix, in: txn)
+        try records.database.removeAll(withPrefix: prefix, in: txn)
+        try byDomain.removeAll(withPrefix: prefix, in: txn)
+        try clientStates.removeAll(withPrefix: prefix, in: txn)
     }
 
     /// Takes a stored record's item out of its domain and expiration
@@ -523,7 +523,10 @@ struct EntryEdits {
 /// item). `00 00 00 06 00 00 00 c4` names the items at offsets 6 and 196.
 enum DomainEntry {
     static func encode(_ parts: [UInt32]) -> [UInt8] {
-        parts.sorted().flatMap { withUnsafeBytes(of: $0.bigEndian) { Array($0) } }
+        var value: [UInt8] = []
+        value.reserveCapacity(4 * parts.count)
+        for part in parts.sorted() { BigEndian.append(part, to: &value) }
+        return value
     }
 
     /// The parts of a stored value; nil when it is not whole u32s in ascending order.

@@ -1,3 +1,5 @@
+import LMDB
+
 /// Reads a protobuf message's fields by the wire format's rules (varint
 /// tags, four wire types) without decoding their values: what finds one
 /// field of a payload (``EventSpace``'s user) or where a nested message's
@@ -11,8 +13,12 @@
 /// ```
 struct WireReader {
     let bytes: UnsafeRawBufferPointer
-    private(set) var offset: Int
+    /// The message's bytes up to `end`, read with the byte kit (its varints: ``Varint``).
+    private var reader: ByteReader
     let end: Int
+
+    /// Where the next field starts.
+    var offset: Int { reader.offset }
 
     /// Bytes that do not follow the wire format; `offset` is where reading stopped.
     struct Malformed: Error {
@@ -34,44 +40,31 @@ struct WireReader {
     /// Reads `bytes[start..<end]`.
     init(bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) {
         self.bytes = bytes
-        self.offset = start
+        reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[0..<end]), offset: start)
         self.end = end
     }
 
     /// The next field, or nil at the end.
     mutating func next() throws -> Field? {
-        guard offset < end else { return nil }
-        let tag = try varint()
-        let length: Int
-        switch tag & 7 {
-        case 0:
-            let start = offset
-            let value = try varint()
-            return Field(number: tag >> 3, wireType: 0, varint: value, value: start..<offset)
-        case 1: length = 8
-        case 5: length = 4
-        case 2:
-            let n = try varint()
-            guard n <= UInt64(end - offset) else { throw Malformed(offset: offset) }
-            length = Int(n)
-        default: throw Malformed(offset: offset)
-        }
-        guard length <= end - offset else { throw Malformed(offset: offset) }
-        let start = offset
-        offset += length
-        return Field(number: tag >> 3, wireType: UInt8(tag & 7), varint: 0, value: start..<offset)
-    }
-
-    private mutating func varint() throws -> UInt64 {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            guard offset < end, shift < 64 else { throw Malformed(offset: offset) }
-            let byte = bytes[offset]
-            offset += 1
-            result |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return result }
-            shift += 7
+        guard reader.offset < end else { return nil }
+        do {
+            let tag = try reader.varint()
+            let length: Int
+            switch tag & 7 {
+            case 0:
+                let start = reader.offset
+                let value = try reader.varint()
+                return Field(number: tag >> 3, wireType: 0, varint: value, value: start..<reader.offset)
+            case 1: length = 8
+            case 5: length = 4
+            case 2: length = Int(try reader.varint(atMost: UInt64(reader.remaining)))
+            default: throw Malformed(offset: reader.offset)
+            }
+            let start = reader.offset
+            _ = try reader.bytes(length)
+            return Field(number: tag >> 3, wireType: UInt8(tag & 7), varint: 0, value: start..<reader.offset)
+        } catch let error as ByteError {
+            throw Malformed(offset: error.offset)
         }
     }
 }

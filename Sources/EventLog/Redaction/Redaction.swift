@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// Positions of the log, as sorted, disjoint, non-adjacent ranges: what one
 /// redaction removes. 10,000 scattered positions take a few bytes each once
@@ -81,63 +82,45 @@ public struct RedactionRecord: Sendable, Equatable {
     }
 
     public var payload: [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(4 + positions.ranges.count * 4 + context.count)
-        Self.putVarint(UInt64(positions.ranges.count), into: &out)
+        var w = ByteWriter(capacity: 4 + positions.ranges.count * 4 + context.count)
+        w.varint(UInt64(positions.ranges.count))
         var previous: Position = 0
         for range in positions.ranges {
-            Self.putVarint(range.lowerBound - previous, into: &out)
-            Self.putVarint(range.upperBound - range.lowerBound, into: &out)
+            w.varint(range.lowerBound - previous)
+            w.varint(range.upperBound - range.lowerBound)
             previous = range.upperBound
         }
-        out.append(contentsOf: context)
-        return out
+        w.append(context)
+        return w.bytes
     }
 
     /// Decodes a payload; throws on one that does not follow the format
-    /// (truncated varints, ranges out of order, adjacent or overflowing).
+    /// (varints cut short or too long, ranges out of order, adjacent or overflowing).
     public init(payload: [UInt8]) throws {
-        var i = 0
-        func varint() throws -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                guard i < payload.count, shift < 64 else {
-                    throw RedactionFormatError("\(RedactionRecord.type): truncated varint at byte \(i)")
+        (positions, context) = try payload.withUnsafeBytes { bytes in
+            var r = ByteReader(bytes)
+            func varint() throws -> UInt64 {
+                do throws(ByteError) { return try r.varint() } catch {
+                    throw RedactionFormatError("\(RedactionRecord.type): \(error)")
                 }
-                let b = payload[i]
-                i += 1
-                value |= UInt64(b & 0x7F) << shift
-                if b < 0x80 { return value }
-                shift += 7
             }
-        }
-        let n = try varint()
-        guard n <= UInt64(payload.count) else { throw RedactionFormatError("\(RedactionRecord.type): \(n) ranges in \(payload.count) bytes") }
-        var ranges = PositionRanges()
-        var previous: Position = 0
-        for index in 0..<n {
-            let gap = try varint(), extent = try varint()
-            let (start, o1) = previous.addingReportingOverflow(gap)
-            let (end, o2) = start.addingReportingOverflow(extent)
-            // Ranges after the first must leave a hole (else they would be one range).
-            guard gap >= (index == 0 ? 1 : 2), !o1, !o2 else {
-                throw RedactionFormatError("\(RedactionRecord.type): range \(index + 1) (gap \(gap), extent \(extent)) is out of order, adjacent or overflows")
+            let n = try varint()
+            guard n <= UInt64(bytes.count) else { throw RedactionFormatError("\(RedactionRecord.type): \(n) ranges in \(bytes.count) bytes") }
+            var ranges = PositionRanges()
+            var previous: Position = 0
+            for index in 0..<n {
+                let gap = try varint(), extent = try varint()
+                let (start, o1) = previous.addingReportingOverflow(gap)
+                let (end, o2) = start.addingReportingOverflow(extent)
+                // Ranges after the first must leave a hole (else they would be one range).
+                guard gap >= (index == 0 ? 1 : 2), !o1, !o2 else {
+                    throw RedactionFormatError("\(RedactionRecord.type): range \(index + 1) (gap \(gap), extent \(extent)) is out of order, adjacent or overflows")
+                }
+                ranges.ranges.append(start...end)
+                previous = end
             }
-            ranges.ranges.append(start...end)
-            previous = end
+            return (ranges, Array(UnsafeRawBufferPointer(rebasing: bytes[r.offset...])))
         }
-        positions = ranges
-        context = Array(payload[i...])
-    }
-
-    static func putVarint(_ value: UInt64, into out: inout [UInt8]) {
-        var v = value
-        while v >= 0x80 {
-            out.append(UInt8(v & 0x7F) | 0x80)
-            v >>= 7
-        }
-        out.append(UInt8(v))
     }
 }
 

@@ -1,3 +1,5 @@
+import LMDB
+
 /// What a document contributes to the postings: its distinct terms (ids in
 /// the writer's ``TermTable``), each with the posting payload (field mask,
 /// then per field term frequency and length norm), and its field lengths
@@ -84,11 +86,9 @@ struct AnalyzedDocument {
                         out[w] = mask
                         w += 1
                         for slot in 0..<IndexField.count where c[base + slot] > 0 {
-                            var v = UInt32(c[base + slot])
-                            while v >= 0x80 { out[w] = UInt8(truncatingIfNeeded: v) | 0x80; w += 1; v >>= 7 }
-                            out[w] = UInt8(v)
-                            out[w + 1] = norms[slot]
-                            w += 2
+                            Varint.write(UInt64(c[base + slot]), into: out, at: &w)
+                            out[w] = norms[slot]
+                            w += 1
                         }
                         e[k] = Int32(w)
                     }

@@ -1,3 +1,5 @@
+import LMDB
+
 /// An upper bound of the score any document of one block's postings value
 /// can get from its term, whatever the index's statistics (`idf`, average
 /// field lengths): a few *impacts*, per-field (term frequency, length norm)
@@ -77,15 +79,19 @@ enum PostingBound {
         var r = ByteReader(value, offset: head.body)
         var front: [Impact] = []
         for _ in 0..<head.count {
-            _ = try r.int()
             var doc = Impact()
-            doc.mask = try r.byte()
-            var m = doc.mask
-            while m != 0 {
-                let s = m.trailingZeroBitCount
-                m &= m - 1
-                doc.frequency[s] = UInt32(clamping: try r.int())
-                doc.norm[s] = try r.byte()
+            do throws(ByteError) {
+                _ = try r.int()
+                doc.mask = try r.byte()
+                var m = doc.mask
+                while m != 0 {
+                    let s = m.trailingZeroBitCount
+                    m &= m - 1
+                    doc.frequency[s] = UInt32(clamping: try r.int())
+                    doc.norm[s] = try r.byte()
+                }
+            } catch {
+                throw PostingList.corrupt(error)
             }
             if front.contains(where: { $0.dominates(doc) }) { continue }
             front.removeAll { doc.dominates($0) }
@@ -118,11 +124,11 @@ enum PostingBound {
             while m != 0 {
                 let s = m.trailingZeroBitCount
                 m &= m - 1
-                PostingList.appendVarint(Int(impact.frequency[s]), to: &bytes)
+                Varint.append(Int(impact.frequency[s]), to: &bytes)
                 bytes.append(impact.norm[s])
             }
         }
-        PostingList.appendVarint(bytes.count, to: &out)
+        Varint.append(bytes.count, to: &out)
         out.append(contentsOf: bytes)
         return true
     }
@@ -131,7 +137,8 @@ enum PostingBound {
     @inline(__always)
     static func length(_ bytes: UnsafeRawBufferPointer) throws -> Int {
         var r = ByteReader(bytes)
-        let n = try r.int()
+        let n: Int
+        do throws(ByteError) { n = try r.int() } catch { throw TextIndexError.corrupt("postings bound: \(error)") }
         guard n >= 2 else { throw TextIndexError.corrupt("postings bound length") }
         return r.offset + n
     }
@@ -148,7 +155,7 @@ enum PostingBound {
         }
         var p = base
         let end = base + bound.count
-        _ = try Searcher.varint(&p, end)
+        _ = try Searcher.number(&p, end)
         var best = 0.0
         while p < end {
             let mask = p.pointee

@@ -1,3 +1,5 @@
+import LMDB
+
 /// The value of one postings key (block, term): the documents of that block
 /// that contain the term, by offset in the block, each with its payload.
 ///
@@ -23,48 +25,51 @@ enum PostingList {
     /// The number of documents in a stored value.
     static func count(_ bytes: UnsafeRawBufferPointer) throws -> Int {
         var r = ByteReader(bytes)
-        return try r.int()
+        do throws(ByteError) { return try r.int() } catch { throw corrupt(error) }
     }
+
+    /// A value whose bytes do not read (``ByteError``): a corrupt index.
+    static func corrupt(_ error: ByteError) -> TextIndexError { .corrupt("postings value: \(error)") }
 
     /// Count, last offset, and where the entries start.
     static func header(_ bytes: UnsafeRawBufferPointer) throws -> (count: Int, last: Int, body: Int) {
         var r = ByteReader(bytes)
-        let count = try r.int()
-        guard count != 1 else {
-            // One document: no stored last offset; it is the first one's.
-            let body = r.offset
-            return (count, try r.int(), body)
+        do throws(ByteError) {
+            let count = try r.int()
+            guard count != 1 else {
+                // One document: no stored last offset; it is the first one's.
+                let body = r.offset
+                return (count, try r.int(), body)
+            }
+            let last = try r.bigEndian(UInt16.self)
+            return (count, Int(last), r.offset)
+        } catch {
+            throw corrupt(error)
         }
-        let hi = try r.byte(), lo = try r.byte()
-        return (count, Int(hi) << 8 | Int(lo), r.offset)
     }
 
     /// Appends the header of a value of `count` documents (1 or more) whose last is at offset `last`.
     @inline(__always)
     static func appendHeader(count: Int, last: Int, to out: inout [UInt8]) {
-        appendVarint(count, to: &out)
+        Varint.append(count, to: &out)
         guard count > 1 else { return }
-        out.append(UInt8(last >> 8))
-        out.append(UInt8(last & 0xFF))
+        BigEndian.append(UInt16(last), to: &out)
     }
 
     /// The length of the payload starting at `offset` in `bytes`.
     @inline(__always)
     static func payloadLength(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws -> Int {
         var r = ByteReader(bytes, offset: offset)
-        let mask = try r.byte()
-        for _ in 0..<mask.nonzeroBitCount {
-            _ = try r.varint()
-            _ = try r.byte()
+        do throws(ByteError) {
+            let mask = try r.byte()
+            for _ in 0..<mask.nonzeroBitCount {
+                _ = try r.varint()
+                _ = try r.byte()
+            }
+        } catch {
+            throw corrupt(error)
         }
         return r.offset - offset
-    }
-
-    @inline(__always)
-    static func appendVarint(_ value: Int, to out: inout [UInt8]) {
-        var v = UInt(value)
-        while v >= 0x80 { out.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
-        out.append(UInt8(v))
     }
 
     /// The values of one term in consecutive runs (`values`, by increasing
@@ -90,9 +95,10 @@ enum PostingList {
                 let h = try header(raw)
                 guard h.count > 0 else { return }
                 var r = ByteReader(raw, offset: h.body)
-                let first = try r.int()
+                let first: Int
+                do throws(ByteError) { first = try r.int() } catch { throw corrupt(error) }
                 guard first > last, first < TextIndex.blockSize else { throw TextIndexError.corrupt("run order") }
-                appendVarint(last < 0 ? first : first - last, to: &out)
+                Varint.append(last < 0 ? first : first - last, to: &out)
                 out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[r.offset...]))
                 last = h.last
             }
@@ -108,7 +114,7 @@ enum PostingList {
         if changes.count == 1 {
             // One document (most of a small space's values): its offset, its payload.
             out.append(1)
-            appendVarint(Int(lastChange.offset), to: &out)
+            Varint.append(Int(lastChange.offset), to: &out)
             out.append(contentsOf: payloads[Int(lastChange.payloadStart)..<Int(lastChange.payloadEnd)])
             return
         }
@@ -120,24 +126,16 @@ enum PostingList {
         var size = 7
         for c in changes { size += 2 + Int(c.payloadEnd - c.payloadStart) }
         out.append(contentsOf: repeatElement(0, count: size))
-        let written = out.withUnsafeMutableBufferPointer { o -> Int in
+        let written = out.withUnsafeMutableBytes { o -> Int in
             payloads.withUnsafeBufferPointer { p -> Int in
                 var w = base
-                @inline(__always) func varint(_ value: Int) {
-                    var v = UInt(value)
-                    while v >= 0x80 { o[w] = UInt8(truncatingIfNeeded: v) | 0x80; w += 1; v >>= 7 }
-                    o[w] = UInt8(v)
-                    w += 1
-                }
-                varint(changes.count)
-                let last = Int(lastChange.offset)
-                o[w] = UInt8(last >> 8)
-                o[w + 1] = UInt8(last & 0xFF)
+                Varint.write(changes.count, into: o, at: &w)
+                BigEndian.store(UInt16(lastChange.offset), into: o, at: w)
                 w += 2
                 var previous = -1
                 for c in changes {
                     let offset = Int(c.offset)
-                    varint(previous < 0 ? offset : offset - previous)
+                    Varint.write(previous < 0 ? offset : offset - previous, into: o, at: &w)
                     // Payloads are a few bytes: copied by hand, not by `memcpy`.
                     for k in Int(c.payloadStart)..<Int(c.payloadEnd) {
                         o[w] = p[k]
@@ -172,7 +170,7 @@ enum PostingList {
             appendHeader(count: count + changes.count, last: Int(changes.last!.offset), to: &out)
             out.append(contentsOf: UnsafeRawBufferPointer(rebasing: existing[head.body...]))
             for c in changes {
-                appendVarint(Int(c.offset) - last, to: &out)
+                Varint.append(Int(c.offset) - last, to: &out)
                 out.append(contentsOf: payloads[Int(c.payloadStart)..<Int(c.payloadEnd)])
                 last = Int(c.offset)
             }
@@ -181,7 +179,7 @@ enum PostingList {
 
         body.reserveCapacity((existing?.count ?? 0) + changes.count * 6)
         func emit(_ offset: Int, _ payload: some Collection<UInt8>) {
-            appendVarint(last < 0 ? offset : offset - last, to: &body)
+            Varint.append(last < 0 ? offset : offset - last, to: &body)
             body.append(contentsOf: payload)
             last = offset
             count += 1
@@ -192,10 +190,13 @@ enum PostingList {
         var existingPayload = UnsafeRawBufferPointer(start: nil, count: 0)
         func advance() throws {
             guard remaining > 0, var r = reader else { existingOffset = Int.max; return }
-            let delta = try r.int()
-            existingOffset = existingOffset < 0 ? delta : existingOffset + delta
-            let n = try payloadLength(r.base, at: r.offset)
-            existingPayload = try r.bytes(n)
+            do {
+                let delta = try r.int()
+                existingOffset = existingOffset < 0 ? delta : existingOffset + delta
+                existingPayload = try r.bytes(try payloadLength(r.base, at: r.offset))
+            } catch let error as ByteError {
+                throw corrupt(error)
+            }
             reader = r
             remaining -= 1
         }

@@ -1,3 +1,5 @@
+import LMDB
+
 /// The value of one sealed postings key (tier, term): the term's postings
 /// values of the sealed blocks of one tier (``blocks`` consecutive blocks),
 /// so that a query reads one key a tier, not one a block; a block's value
@@ -36,7 +38,10 @@ enum PostingTier {
         while mask != 0 {
             let sub = mask.trailingZeroBitCount
             mask &= mask - 1
-            let length = mask == 0 ? value.count - r.offset : try r.int()
+            let length: Int
+            do throws(ByteError) { length = mask == 0 ? value.count - r.offset : try r.int() } catch {
+                throw TextIndexError.corrupt("postings tier: \(error)")
+            }
             guard length > 0, r.offset + length <= value.count else { throw TextIndexError.corrupt("postings tier length") }
             var part = UnsafeRawBufferPointer(rebasing: value[r.offset..<(r.offset + length)])
             var bound = UnsafeRawBufferPointer(start: part.baseAddress, count: 0)
@@ -67,7 +72,7 @@ enum PostingTier {
             if try bytes.withUnsafeBytes({ try PostingBound.encode($0, into: &bound) }) {
                 out[0] |= 1 << UInt8(blocks + sub)
             }
-            if i < parts.count - 1 { PostingList.appendVarint(bound.count + bytes.count, to: &out) }
+            if i < parts.count - 1 { Varint.append(bound.count + bytes.count, to: &out) }
             out.append(contentsOf: bound)
             out.append(contentsOf: bytes)
         }

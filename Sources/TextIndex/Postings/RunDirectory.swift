@@ -1,3 +1,5 @@
+import LMDB
+
 /// The runs of a space's open block (key `space ‖ "runs"` of database
 /// `meta`; absent: no runs).
 ///
@@ -58,29 +60,31 @@ struct RunDirectory: Equatable {
 
     init(decoding bytes: UnsafeRawBufferPointer) throws {
         var r = ByteReader(bytes)
-        guard try r.byte() == RunDirectory.format else { throw TextIndexError.corrupt("run directory format") }
-        block = try r.uint32()
-        let n = try r.count()
-        runs.reserveCapacity(n)
-        var previous = -1
-        for _ in 0..<n {
-            let hi = try r.byte(), lo = try r.byte()
-            let start = Int(hi) << 8 | Int(lo)
-            guard start > previous, start < TextIndex.blockSize else { throw TextIndexError.corrupt("run directory order") }
-            previous = start
-            runs.append(Run(start: UInt16(start), level: try r.byte()))
+        (block, runs) = try TextIndexError.reading("run directory") {
+            guard try r.byte() == RunDirectory.format else { throw TextIndexError.corrupt("run directory format") }
+            let block = try r.bigEndian(UInt32.self)
+            let n = try r.count()
+            var runs: [Run] = []
+            runs.reserveCapacity(n)
+            var previous = -1
+            for _ in 0..<n {
+                let start = Int(try r.bigEndian(UInt16.self))
+                guard start > previous, start < TextIndex.blockSize else { throw TextIndexError.corrupt("run directory order") }
+                previous = start
+                runs.append(Run(start: UInt16(start), level: try r.byte()))
+            }
+            guard r.isAtEnd else { throw TextIndexError.corrupt("run directory length") }
+            return (block, runs)
         }
-        guard r.isAtEnd else { throw TextIndexError.corrupt("run directory length") }
     }
 
     func encoded() -> [UInt8] {
         var w = ByteWriter(capacity: 8 + 3 * runs.count)
         w.byte(RunDirectory.format)
-        w.uint32(block)
+        w.bigEndian(block)
         w.varint(runs.count)
         for run in runs {
-            w.byte(UInt8(run.start >> 8))
-            w.byte(UInt8(run.start & 0xFF))
+            w.bigEndian(run.start)
             w.byte(run.level)
         }
         return w.bytes

@@ -39,7 +39,8 @@ struct RunPage {
 
     init(_ bytes: UnsafeRawBufferPointer) throws {
         var r = ByteReader(bytes)
-        let n = try r.int()
+        let n: Int
+        do throws(ByteError) { n = try r.int() } catch { throw TextIndexError.corrupt("run page count: \(error)") }
         let k = (n + RunPage.restartInterval - 1) / RunPage.restartInterval
         guard n >= 1, k <= (bytes.count - r.offset) / 4 else { throw TextIndexError.corrupt("run page count") }
         let table = r.offset
@@ -50,7 +51,7 @@ struct RunPage {
 
     @inline(__always)
     private func restart(_ k: Int) throws -> Int {
-        let at = Int(UInt32(bigEndian: restarts.loadUnaligned(fromByteOffset: 4 * k, as: UInt32.self)))
+        let at = Int(BigEndian.load(UInt32.self, from: restarts, at: 4 * k))
         guard at < entries.count else { throw TextIndexError.corrupt("run page restart") }
         return at
     }
@@ -68,17 +69,16 @@ struct RunPage {
     @inline(__always)
     func entry(at position: inout Position, term: TermBuffer) throws -> UnsafeRawBufferPointer {
         var r = ByteReader(entries, offset: position.offset)
-        let shared = try r.int()
-        let suffix = try r.int()
+        let key: (shared: Int, suffix: UnsafeRawBufferPointer)
+        do throws(ByteError) { key = try r.frontCodedKey() } catch { throw TextIndexError.corrupt("run page term: \(error)") }
         let restartsHere = position.index % RunPage.restartInterval == 0
-        guard shared <= term.count, !restartsHere || shared == 0, shared + suffix <= TermBuffer.capacity,
-              suffix <= entries.count - r.offset else { throw TextIndexError.corrupt("run page term") }
-        term.set(shared, UnsafeRawBufferPointer(rebasing: entries[r.offset..<r.offset + suffix]))
-        r.offset += suffix
-        let length = try r.int()
-        guard length <= entries.count - r.offset else { throw TextIndexError.corrupt("run page value") }
-        let value = UnsafeRawBufferPointer(rebasing: entries[r.offset..<r.offset + length])
-        position.offset = r.offset + length
+        guard key.shared <= term.count, !restartsHere || key.shared == 0, key.shared + key.suffix.count <= TermBuffer.capacity else {
+            throw TextIndexError.corrupt("run page term")
+        }
+        term.set(key.shared, key.suffix)
+        let value: UnsafeRawBufferPointer
+        do throws(ByteError) { value = try r.lengthPrefixed() } catch { throw TextIndexError.corrupt("run page value: \(error)") }
+        position.offset = r.offset
         position.index += 1
         return value
     }
@@ -87,10 +87,10 @@ struct RunPage {
     @inline(__always)
     private func restartTerm(_ k: Int) throws -> UnsafeRawBufferPointer {
         var r = ByteReader(entries, offset: try restart(k))
-        guard try r.int() == 0 else { throw TextIndexError.corrupt("run page restart term") }
-        let n = try r.int()
-        guard n <= entries.count - r.offset else { throw TextIndexError.corrupt("run page term") }
-        return UnsafeRawBufferPointer(rebasing: entries[r.offset..<r.offset + n])
+        let key: (shared: Int, suffix: UnsafeRawBufferPointer)
+        do throws(ByteError) { key = try r.frontCodedKey() } catch { throw TextIndexError.corrupt("run page term: \(error)") }
+        guard key.shared == 0 else { throw TextIndexError.corrupt("run page restart term") }
+        return key.suffix
     }
 
     /// The position of the first entry whose term is not below `term`
@@ -180,23 +180,13 @@ struct RunPage {
     /// Bytes before the entries of a page of `n` entries.
     @inline(__always)
     static func headerSize(_ n: Int) -> Int {
-        varintSize(n) + 4 * ((n + restartInterval - 1) / restartInterval)
-    }
-
-    @inline(__always)
-    static func varintSize(_ value: Int) -> Int {
-        var n = 1, v = UInt(value)
-        while v >= 0x80 { v >>= 7; n += 1 }
-        return n
+        Varint.size(of: n) + 4 * ((n + restartInterval - 1) / restartInterval)
     }
 
     /// Bytes shared by the terms at `a` and `b` of `terms`.
     @inline(__always)
     static func sharedPrefix(_ terms: UnsafeRawBufferPointer, _ a: Range<Int>, _ b: Range<Int>) -> Int {
-        let n = min(a.count, b.count)
-        var shared = 0
-        while shared < n && terms[a.lowerBound + shared] == terms[b.lowerBound + shared] { shared += 1 }
-        return shared
+        FrontCoding.sharedCount(UnsafeRawBufferPointer(rebasing: terms[a]), UnsafeRawBufferPointer(rebasing: terms[b]))
     }
 
     /// The encoded size of an entry (term at `term` of `terms`, after the
@@ -205,13 +195,13 @@ struct RunPage {
     static func entrySize(_ terms: UnsafeRawBufferPointer, _ term: Range<Int>, previous: Range<Int>?, restarts: Bool,
                           value: Int) -> Int {
         let shared = restarts ? 0 : previous.map { sharedPrefix(terms, $0, term) } ?? 0
-        return varintSize(shared) + varintSize(term.count - shared) + term.count - shared + varintSize(value) + value
+        return FrontCoding.entrySize(shared: shared, suffix: term.count - shared, value: value)
     }
 
     /// Writes the page of `contents`' entries `range` (not empty) into `out`.
     static func encode(_ contents: RunContents, _ range: Range<Int>, into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
-        PostingList.appendVarint(range.count, to: &out)
+        Varint.append(range.count, to: &out)
         let table = out.count
         let restartCount = (range.count + restartInterval - 1) / restartInterval
         let first = table + 4 * restartCount
@@ -223,34 +213,18 @@ struct RunPage {
             contents.terms.withUnsafeBytes { terms in
                 contents.values.withUnsafeBytes { values in
                     var w = first
-                    @inline(__always) func varint(_ value: Int) {
-                        var n = UInt(value)
-                        while n >= 0x80 { o[w] = UInt8(truncatingIfNeeded: n) | 0x80; w += 1; n >>= 7 }
-                        o[w] = UInt8(n)
-                        w += 1
-                    }
                     var previous = 0..<0
                     for i in range {
                         let k = i - range.lowerBound
                         let term = contents.term(i), value = contents.value(i)
                         var shared = 0
                         if k % restartInterval == 0 {
-                            o.storeBytes(of: UInt32(w - first).bigEndian, toByteOffset: table + 4 * (k / restartInterval), as: UInt32.self)
+                            BigEndian.store(UInt32(w - first), into: o, at: table + 4 * (k / restartInterval))
                         } else {
                             shared = sharedPrefix(terms, previous, term)
                         }
-                        varint(shared)
-                        varint(term.count - shared)
-                        if term.count > shared {
-                            o.baseAddress!.advanced(by: w).copyMemory(from: terms.baseAddress!.advanced(by: term.lowerBound + shared),
-                                                                      byteCount: term.count - shared)
-                        }
-                        w += term.count - shared
-                        varint(value.count)
-                        if !value.isEmpty {
-                            o.baseAddress!.advanced(by: w).copyMemory(from: values.baseAddress!.advanced(by: value.lowerBound), byteCount: value.count)
-                        }
-                        w += value.count
+                        FrontCoding.writeEntry(shared: shared, suffix: UnsafeRawBufferPointer(rebasing: terms[(term.lowerBound + shared)..<term.upperBound]),
+                                               value: UnsafeRawBufferPointer(rebasing: values[value]), into: o, at: &w)
                         previous = term
                     }
                     return w

@@ -5,13 +5,7 @@ import LMDB
 extension TextIndex {
     /// `space ‖ block ‖ start`: the key of every posting of one run, before the term.
     func runPrefix(block: UInt32, start: UInt16) -> [UInt8] {
-        var key = [UInt8]()
-        key.reserveCapacity(10 + 16)
-        withUnsafeBytes(of: spaceId.bigEndian) { key.append(contentsOf: $0) }
-        withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
-        key.append(UInt8(start >> 8))
-        key.append(UInt8(start & 0xFF))
-        return key
+        PostingSource(space: spaceId, block: block, runStart: start).key().encoded
     }
 
     /// The space's run directory, or nil when the open block has no runs.
@@ -39,24 +33,27 @@ extension TextIndex {
         /// Bytes of the key before the term.
         var prefixCount: Int { runStart == nil ? 8 : 10 }
 
-        /// Appends the key before the term to `key`.
+        /// The key before the term (``SpaceKey``), then `term`.
         @inline(__always)
-        func appendPrefix(to key: inout [UInt8]) {
-            withUnsafeBytes(of: space.bigEndian) { key.append(contentsOf: $0) }
-            withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
-            if let start = runStart {
-                key.append(UInt8(start >> 8))
-                key.append(UInt8(start & 0xFF))
-            }
+        func key(then term: some Collection<UInt8> = EmptyCollection()) -> SpaceKey {
+            var key = SpaceKey(space: space, capacity: prefixCount - SpaceKey.spaceByteCount + max(term.count, 16))
+            key.append(bigEndian: block)
+            if let start = runStart { key.append(bigEndian: start) }
+            key.append(term)
+            return key
+        }
+
+        /// Writes this source's block (and run start) over those of `key`,
+        /// the key of a source of the space with as many parts: the next
+        /// source's key for the same term, without building it again.
+        @inline(__always)
+        func replaceParts(of key: inout SpaceKey) {
+            key.replace(bigEndian: block, at: SpaceKey.spaceByteCount)
+            if let start = runStart { key.replace(bigEndian: start, at: SpaceKey.spaceByteCount + 4) }
         }
 
         /// The key before the term.
-        var prefix: [UInt8] {
-            var key = [UInt8]()
-            key.reserveCapacity(prefixCount + 16)
-            appendPrefix(to: &key)
-            return key
-        }
+        var prefix: [UInt8] { key().encoded }
     }
 
     /// Every source of the space's postings for `stats`, in block order:

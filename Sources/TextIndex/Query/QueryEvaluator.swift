@@ -244,18 +244,22 @@ struct QueryEvaluator {
             /// The documents of one postings value of `block` that have the field.
             func add(_ value: UnsafeRawBufferPointer, block: UInt32) throws {
                 var r = ByteReader(value)
-                let count = try r.int()
-                if count > 1 { r.offset += 2 }  // the last offset
-                var offset = -1
-                for _ in 0..<count {
-                    let delta = try r.int()
-                    offset = offset < 0 ? delta : offset + delta
-                    let mask = try r.byte()
-                    for _ in 0..<mask.nonzeroBitCount { _ = try r.varint(); _ = try r.byte() }
-                    if mask & bit != 0 {
-                        let id = block << TextIndex.blockShift | UInt32(offset)
-                        if within?.contains(id) ?? true { result.insert(id) }
+                do throws(ByteError) {
+                    let count = try r.int()
+                    if count > 1 { r.offset += 2 }  // the last offset
+                    var offset = -1
+                    for _ in 0..<count {
+                        let delta = try r.int()
+                        offset = offset < 0 ? delta : offset + delta
+                        let mask = try r.byte()
+                        for _ in 0..<mask.nonzeroBitCount { _ = try r.varint(); _ = try r.byte() }
+                        if mask & bit != 0 {
+                            let id = block << TextIndex.blockShift | UInt32(offset)
+                            if within?.contains(id) ?? true { result.insert(id) }
+                        }
                     }
+                } catch {
+                    throw PostingList.corrupt(error)
                 }
             }
             if source.isRun {
@@ -294,7 +298,7 @@ struct QueryEvaluator {
         reads += 1
         var entry = try SpaceKey(space: index.spaceId, 0).withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.starts(with: space) {
-            let block = UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+            let block = BigEndian.load(UInt32.self, from: e.key, at: SpaceKey.spaceByteCount)
             for (offset, mask) in e.value.enumerated() where mask & field.bit != 0 {
                 result.insert(block << TextIndex.blockShift | UInt32(offset))
             }

@@ -115,24 +115,128 @@ struct Searcher {
     /// starts with it; `exactOnly`: of `term` alone, noting in ``typed``
     /// where longer terms are).
     mutating func lookup(_ term: [UInt8], prefix: Bool, exactOnly: Bool = false) throws -> WordPostings {
-        var key: [UInt8] = []
-        key.reserveCapacity(10 + term.count)
+        var found = TermsFound(term, entries: blockCount + sources.count, sources: exactOnly ? sources.count : 0)
+        let known = prefix && !exactOnly && typed?.term == term ? typed : nil
+        var key = SpaceKey(space: index.spaceId, capacity: 6 + term.count)
+        for (n, source) in sources.enumerated() {
+            if let known, !known.longer[n] {
+                // No longer term here: the term's own value, if any, which
+                // the typed word's lookup read.
+                if let value = known.values[n] { try found.addTyped(value, source) }
+                continue
+            }
+            // The source's key before the term, written over the previous one's.
+            if key.count != source.prefixCount + term.count {
+                key = source.key(then: term)
+            } else {
+                source.replaceParts(of: &key)
+            }
+            reads += 1
+            if source.isRun {
+                try lookupRun(key, &found, prefix: prefix, exactOnly: exactOnly, source)
+            } else if !prefix {
+                if let e = try key.withUnsafeBytes({ try sealedCursor(source).seekBytes(exactly: $0) }) {
+                    try found.addExact(e.value, source)
+                }
+            } else if exactOnly {
+                try lookupTyped(key, &found, source)
+            } else {
+                try lookupPrefix(key, &found, source)
+            }
+        }
+        if exactOnly { typed = (term, found.values, found.longer) }
+        return found.postings(idf: { idf($0) }, blockCount: blockCount)
+    }
+
+    /// The cursor on the database of `source`'s keys (not a run's).
+    @inline(__always)
+    func sealedCursor(_ source: TextIndex.PostingSource) -> Cursor<[UInt8], [UInt8]> { source.isTier ? cursor : blockCursor }
+
+    /// A typed word in a sealed source: the term itself (it sorts first),
+    /// then whether a longer one follows.
+    mutating func lookupTyped(_ key: SpaceKey, _ found: inout TermsFound, _ source: TextIndex.PostingSource) throws {
+        let cursor = sealedCursor(source)
+        var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+        var value: UnsafeRawBufferPointer?
+        if let e = entry, e.key.count == key.count,
+           key.withUnsafeBytes({ memcmp($0.baseAddress!, e.key.baseAddress!, $0.count) }) == 0 {
+            try found.addExact(e.value, source)
+            value = e.value
+            reads += 1
+            entry = try cursor.nextBytes()
+        }
+        found.values.append(value)
+        if let e = entry, e.key.count > key.count, Searcher.hasPrefix(e.key, key.encoded) {
+            found.longer.append(true)
+        } else {
+            found.longer.append(false)
+        }
+    }
+
+    /// Every term that starts with the word in a sealed source.
+    mutating func lookupPrefix(_ key: SpaceKey, _ found: inout TermsFound, _ source: TextIndex.PostingSource) throws {
+        let cursor = sealedCursor(source)
+        let keyBytes = key.encoded
+        var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
+        let termStart = source.prefixCount
+        while let e = entry, e.key.count >= keyBytes.count, Searcher.hasPrefix(e.key, keyBytes) {
+            try found.addFound(UnsafeRawBufferPointer(rebasing: e.key[termStart...]), exact: e.key.count == keyBytes.count, e.value, source)
+            reads += 1
+            entry = try cursor.nextBytes()
+        }
+    }
+
+    /// The word in one run: its entries are read through ``RunCursor``, not keys.
+    mutating func lookupRun(_ key: SpaceKey, _ found: inout TermsFound, prefix: Bool, exactOnly: Bool,
+                            _ source: TextIndex.PostingSource) throws {
+        let term = found.term
+        var entry = try key.withUnsafeBytes { try runCursor.seek($0) }
+        if !prefix || exactOnly {
+            var value: UnsafeRawBufferPointer?
+            if let e = entry, e.term.count == term.count, Searcher.hasPrefix(e.term, term) {
+                try found.addExact(e.value, source)
+                value = e.value
+                if exactOnly {
+                    reads += 1
+                    entry = try runCursor.next()
+                }
+            }
+            if exactOnly {
+                found.values.append(value)
+                found.longer.append(entry.map { $0.term.count > term.count && Searcher.hasPrefix($0.term, term) } ?? false)
+            }
+            return
+        }
+        while let e = entry, Searcher.hasPrefix(e.term, term) {
+            try found.addFound(e.term, exact: e.term.count == term.count, e.value, source)
+            reads += 1
+            entry = try runCursor.next()
+        }
+    }
+
+    /// What a lookup found of a word: its terms, numbered (the word itself
+    /// 0 when it is a term and not a prefix), their values by block, and for
+    /// a typed word what each source held (``typed``).
+    struct TermsFound {
+        let term: [UInt8]
         var word = WordPostings()
-        // A value a source at most for one term: no regrowth of the common case.
-        word.entries.reserveCapacity(blockCount + sources.count)
+        /// The number of the word itself among its terms; -1 when it is none.
         var exactTerm: Int32 = -1
         var ids = TermIds()
-        let known = prefix && !exactOnly && typed?.term == term ? typed : nil
         var values: [UnsafeRawBufferPointer?] = []
         var longer: [Bool] = []
-        if exactOnly {
-            values.reserveCapacity(sources.count)
-            longer.reserveCapacity(sources.count)
+
+        init(_ term: [UInt8], entries: Int, sources: Int) {
+            self.term = term
+            // A value a source at most for one term: no regrowth of the common case.
+            word.entries.reserveCapacity(entries)
+            values.reserveCapacity(sources)
+            longer.reserveCapacity(sources)
         }
 
         /// A value of term `t` from `source`: a run's, or a tier's, whose blocks become entries of their own.
         @inline(__always)
-        func add(_ t: Int32, _ value: UnsafeRawBufferPointer, _ source: TextIndex.PostingSource) throws {
+        mutating func add(_ t: Int32, _ value: UnsafeRawBufferPointer, _ source: TextIndex.PostingSource) throws {
             if !source.isTier {
                 word.documentFrequencies[Int(t)] += try PostingList.count(value)
                 word.entries.append((t, Int32(source.block), value, UnsafeRawBufferPointer(start: nil, count: 0)))
@@ -146,131 +250,52 @@ struct Searcher {
             }
             word.documentFrequencies[Int(t)] += count
         }
-        /// The term itself (term id 0 of a lookup that is not a prefix's) found in `source`.
-        func addExact(_ value: UnsafeRawBufferPointer, _ source: TextIndex.PostingSource) throws {
-            if word.weights.isEmpty {
-                word.weights.append(0)
-                word.documentFrequencies.append(0)
-                exactTerm = 0
-            }
+
+        /// A new term numbered `t`.
+        @inline(__always)
+        mutating func numbered(_ t: Int32, isNew: Bool, exact: Bool) {
+            guard isNew else { return }
+            word.weights.append(0)
+            word.documentFrequencies.append(0)
+            if exact { exactTerm = t }
+        }
+
+        /// The term itself (term number 0 of a lookup that is not a prefix's) found in `source`.
+        mutating func addExact(_ value: UnsafeRawBufferPointer, _ source: TextIndex.PostingSource) throws {
+            numbered(0, isNew: word.weights.isEmpty, exact: true)
             try add(0, value, source)
         }
 
         /// A term a prefix found in `source` (`exact`: the prefix itself),
         /// numbered by its hash, and its value.
         @inline(__always)
-        func addFound(_ found: UnsafeRawBufferPointer, exact: Bool, _ value: UnsafeRawBufferPointer,
-                      _ source: TextIndex.PostingSource) throws {
+        mutating func addFound(_ found: UnsafeRawBufferPointer, exact: Bool, _ value: UnsafeRawBufferPointer,
+                               _ source: TextIndex.PostingSource) throws {
             let (t, isNew) = ids.id(TermTable.hash(found.bindMemory(to: UInt8.self)))
-            if isNew {
-                word.weights.append(0)
-                word.documentFrequencies.append(0)
-                if exact { exactTerm = t }
-            }
+            numbered(t, isNew: isNew, exact: exact)
             try add(t, value, source)
         }
 
-        /// `lookup` in one run: its entries are read through ``RunCursor``, not keys.
-        func lookupRun(_ key: [UInt8], _ term: [UInt8], prefix: Bool, exactOnly: Bool, source: TextIndex.PostingSource) throws {
-            var entry = try key.withUnsafeBytes { try runCursor.seek($0) }
-            if !prefix || exactOnly {
-                var value: UnsafeRawBufferPointer?
-                if let e = entry, e.term.count == term.count, Searcher.hasPrefix(e.term, term) {
-                    try addExact(e.value, source)
-                    value = e.value
-                    if exactOnly {
-                        reads += 1
-                        entry = try runCursor.next()
-                    }
-                }
-                if exactOnly {
-                    values.append(value)
-                    longer.append(entry.map { $0.term.count > term.count && Searcher.hasPrefix($0.term, term) } ?? false)
-                }
-                return
-            }
-            while let e = entry, Searcher.hasPrefix(e.term, term) {
-                try addFound(e.term, exact: e.term.count == term.count, e.value, source)
-                reads += 1
-                entry = try runCursor.next()
-            }
+        /// The word's own value in `source`, as the typed word's lookup read it.
+        mutating func addTyped(_ value: UnsafeRawBufferPointer, _ source: TextIndex.PostingSource) throws {
+            let (t, isNew) = term.withUnsafeBytes { ids.id(TermTable.hash($0.bindMemory(to: UInt8.self))) }
+            numbered(t, isNew: isNew, exact: true)
+            try add(t, value, source)
         }
 
-        for (index, source) in sources.enumerated() {
-            let cursor = source.isTier ? self.cursor : blockCursor
-            if let known, !known.longer[index] {
-                // No longer term here: the term's own value, if any, which
-                // the typed word's lookup read.
-                if let value = known.values[index] {
-                    let (t, isNew) = term.withUnsafeBytes { ids.id(TermTable.hash($0.bindMemory(to: UInt8.self))) }
-                    if isNew {
-                        word.weights.append(0)
-                        word.documentFrequencies.append(0)
-                        exactTerm = t
-                    }
-                    try add(t, value, source)
-                }
-                continue
+        /// The postings, each term weighed by its `idf`: longer words than
+        /// typed weigh at most ``TextIndex/prefixFactor`` of the typed word
+        /// when it is a word itself (what was typed is what is meant); by block.
+        func postings(idf: (Int) -> Double, blockCount: Int) -> WordPostings {
+            var word = word
+            let exactIdf = exactTerm >= 0 ? idf(word.documentFrequencies[Int(exactTerm)]) : nil
+            for t in word.weights.indices {
+                let own = idf(word.documentFrequencies[t])
+                word.weights[t] = t == exactTerm ? own : TextIndex.prefixFactor * min(own, exactIdf ?? own)
             }
-            // The source's key before the term, written over the previous one's.
-            if key.count != source.prefixCount + term.count {
-                key.removeAll(keepingCapacity: true)
-                source.appendPrefix(to: &key)
-                key.append(contentsOf: term)
-            } else {
-                key.withUnsafeMutableBytes { k in
-                    k.storeBytes(of: source.space.bigEndian, toByteOffset: 0, as: UInt32.self)
-                    k.storeBytes(of: source.block.bigEndian, toByteOffset: 4, as: UInt32.self)
-                    if let start = source.runStart { k.storeBytes(of: start.bigEndian, toByteOffset: 8, as: UInt16.self) }
-                }
-            }
-            reads += 1
-            if source.isRun {
-                try lookupRun(key, term, prefix: prefix, exactOnly: exactOnly, source: source)
-                continue
-            }
-            if !prefix {
-                if let e = try key.withUnsafeBytes({ try cursor.seekBytes(exactly: $0) }) {
-                    try addExact(e.value, source)
-                }
-                continue
-            }
-            var entry = try key.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
-            if exactOnly {
-                // The term itself (it sorts first), then whether a longer one follows.
-                var value: UnsafeRawBufferPointer?
-                if let e = entry, e.key.count == key.count,
-                   key.withUnsafeBytes({ memcmp($0.baseAddress!, e.key.baseAddress!, $0.count) }) == 0 {
-                    try addExact(e.value, source)
-                    value = e.value
-                    reads += 1
-                    entry = try cursor.nextBytes()
-                }
-                values.append(value)
-                if let e = entry, e.key.count > key.count, Searcher.hasPrefix(e.key, key) {
-                    longer.append(true)
-                } else {
-                    longer.append(false)
-                }
-                continue
-            }
-            let termStart = source.prefixCount
-            while let e = entry, e.key.count >= key.count, Searcher.hasPrefix(e.key, key) {
-                try addFound(UnsafeRawBufferPointer(rebasing: e.key[termStart...]), exact: e.key.count == key.count, e.value, source)
-                reads += 1
-                entry = try cursor.nextBytes()
-            }
+            word.sortBlocks(blockCount: blockCount)
+            return word
         }
-        if exactOnly { typed = (term, values, longer) }
-        // Longer words than typed weigh at most `prefixFactor` of the typed
-        // word when it is a word itself: what was typed is what is meant.
-        let exactIdf = exactTerm >= 0 ? idf(word.documentFrequencies[Int(exactTerm)]) : nil
-        for t in word.weights.indices {
-            let own = idf(word.documentFrequencies[t])
-            word.weights[t] = t == exactTerm ? own : TextIndex.prefixFactor * min(own, exactIdf ?? own)
-        }
-        word.sortBlocks(blockCount: blockCount)
-        return word
     }
 
     /// Whether `bytes` starts with `prefix` (one `memcmp`, not a generic
@@ -684,7 +709,7 @@ struct Searcher {
         }
         var p = base
         let end = base + bytes.count
-        let count = try Searcher.varint(&p, end)
+        let count = try Searcher.number(&p, end)
         if count > 1 { p += 2 }  // the last offset
         var offset = -1
         let r8 = UInt8(truncatingIfNeeded: rank)
@@ -694,14 +719,14 @@ struct Searcher {
         var n = touchedCount
         do {
             for _ in 0..<count {
-                let delta = try Searcher.varint(&p, end)
+                let delta = try Searcher.number(&p, end)
                 offset = offset < 0 ? delta : offset + delta
                 guard offset < TextIndex.blockSize, p < end else { throw TextIndexError.corrupt("posting offset") }
                 let mask = p.pointee
                 p += 1
                 if matched[offset] != r8 {
                     // Not a candidate: skip its payload.
-                    for _ in 0..<mask.nonzeroBitCount { _ = try Searcher.varint(&p, end); p += 1 }
+                    for _ in 0..<mask.nonzeroBitCount { _ = try Searcher.number(&p, end); p += 1 }
                     continue
                 }
                 let x = try Searcher.fieldSum(mask: mask, &p, end, factor: factor, corrupt: "posting payload")
@@ -733,7 +758,7 @@ struct Searcher {
         while m != 0 {
             let slot = m.trailingZeroBitCount
             m &= m - 1
-            let tf = try varint(&p, end)
+            let tf = try number(&p, end)
             guard p < end else { throw TextIndexError.corrupt(what()) }
             x += Double(tf) * factor[slot &* 256 &+ Int(p.pointee)]
             p += 1
@@ -741,21 +766,15 @@ struct Searcher {
         return x
     }
 
+    /// A number of a postings value or bound at `p`: a varint
+    /// (``Varint/read(_:from:end:)``) of at most 32 bits; bytes that do not
+    /// read are a corrupt index.
     @inline(__always)
-    static func varint(_ p: inout UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) throws -> Int {
-        guard p < end else { throw TextIndexError.corrupt("truncated postings") }
-        var b = p.pointee
-        p += 1
-        if b < 0x80 { return Int(b) }
-        var value = Int(b & 0x7F)
-        var shift = 7
-        repeat {
-            guard p < end, shift < 35 else { throw TextIndexError.corrupt("bad varint") }
-            b = p.pointee
-            p += 1
-            value |= Int(b & 0x7F) << shift
-            shift += 7
-        } while b >= 0x80
-        return value
+    static func number(_ p: inout UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) throws -> Int {
+        do throws(VarintError) {
+            return Int(try Varint.read(UInt32.self, from: &p, end: end))
+        } catch {
+            throw TextIndexError.corrupt("postings: \(error)")
+        }
     }
 }

@@ -1,3 +1,5 @@
+import LMDB
+
 /// The value of an attribute-index key (database `values`, key
 /// `space ‖ attribute key ‖ u32 block`): which documents of one postings
 /// block hold that attribute value, as their offsets in the block.
@@ -35,10 +37,7 @@ enum AttributeBlock {
         }
         var list: [UInt8] = []
         list.reserveCapacity(offsets.count * 2)
-        for o in offsets {
-            list.append(UInt8(o >> 8))
-            list.append(UInt8(o & 0xff))
-        }
+        for o in offsets { BigEndian.append(o, to: &list) }
         return list
     }
 
@@ -59,7 +58,7 @@ enum AttributeBlock {
         }
         var i = 0
         while i < value.count {
-            let o = UInt16(value[i]) << 8 | UInt16(value[i + 1])
+            let o = BigEndian.load(UInt16.self, from: value, at: i)
             guard Int(o) < TextIndex.blockSize else { throw TextIndexError.corrupt("attribute index offset \(o)") }
             body(o)
             i += 2
@@ -79,9 +78,12 @@ enum AttributeBlock {
     /// big-endian, so that the changes of one key and block sort together
     /// and in offset order.
     static func change(of id: UInt32, adds: Bool) -> [UInt8] {
-        let block = id >> TextIndex.blockShift, offset = UInt16(id & UInt32(TextIndex.blockSize - 1))
-        return [UInt8(block >> 24), UInt8(block >> 16 & 0xff), UInt8(block >> 8 & 0xff), UInt8(block & 0xff),
-                UInt8(offset >> 8), UInt8(offset & 0xff), adds ? 1 : 0]
+        var change: [UInt8] = []
+        change.reserveCapacity(7)
+        BigEndian.append(id >> TextIndex.blockShift, to: &change)
+        BigEndian.append(UInt16(id & UInt32(TextIndex.blockSize - 1)), to: &change)
+        change.append(adds ? 1 : 0)
+        return change
     }
 
     /// Bytes of a ``change(of:adds:)`` after its block: what a flush drops
@@ -100,7 +102,7 @@ enum AttributeBlock {
     static func forEachDocument(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
                                 _ body: (UInt32) -> Void) throws {
         guard key.count >= 4 else { throw TextIndexError.corrupt("attribute index key of \(key.count) bytes") }
-        let block = UInt32(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 4, as: UInt32.self))
+        let block = BigEndian.load(UInt32.self, from: key, at: key.count - 4)
         try forEachDocument(in: value, block: block, body)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// Keys of the attribute index (database `values`): one key per value of a
 /// structured attribute and postings block, sorted so that an equality, a
@@ -121,7 +122,7 @@ enum AttributeKey {
         key.append(contentsOf: name.utf8)
         key.append(0)
         key.append(type.asciiValue!)
-        withUnsafeBytes(of: orderableBits(number).bigEndian) { key.append(contentsOf: $0) }
+        BigEndian.append(orderableBits(number), to: &key)
         return key
     }
 
@@ -144,7 +145,7 @@ enum AttributeKey {
 
     /// 8 bytes whose byte order is the numeric order of `value`.
     static func orderable(_ value: Double) -> [UInt8] {
-        withUnsafeBytes(of: orderableBits(value).bigEndian) { Array($0) }
+        BigEndian.bytes(of: orderableBits(value))
     }
 
     /// The bits ``orderable(_:)`` writes big-endian.
@@ -155,7 +156,7 @@ enum AttributeKey {
     }
 
     static func number(fromOrderable bytes: UnsafeRawBufferPointer) -> Double {
-        var bits = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+        var bits = BigEndian.load(UInt64.self, from: bytes)
         bits = bits & (1 << 63) != 0 ? bits & ~(1 << 63) : ~bits
         return Double(bitPattern: bits)
     }

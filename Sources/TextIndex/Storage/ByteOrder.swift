@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// Sorts byte strings (terms, keys) by their bytes, as LMDB orders keys,
 /// without the reference counting that comparing `[UInt8]` values costs:
@@ -17,7 +18,7 @@ enum ByteOrder {
         var lengths = [Int](repeating: 0, count: strings.count)
         for (i, s) in strings.enumerated() {
             starts[i] = arena.count
-            if let prefixes { withUnsafeBytes(of: prefixes[i].bigEndian) { arena.append(contentsOf: $0) } }
+            if let prefixes { BigEndian.append(prefixes[i], to: &arena) }
             arena.append(contentsOf: s)
             lengths[i] = arena.count - starts[i]
         }

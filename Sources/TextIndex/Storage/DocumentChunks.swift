@@ -37,11 +37,10 @@ enum DocumentChunks {
     }
 
     static func key(space: UInt32, page: UInt32, chunk: Int) -> [UInt8] {
-        var key = [UInt8]()
-        key.reserveCapacity(10)
-        withUnsafeBytes(of: (UInt64(space) << 32 | UInt64(page)).bigEndian) { key.append(contentsOf: $0) }
-        if chunk > 0 { withUnsafeBytes(of: UInt16(chunk).bigEndian) { key.append(contentsOf: $0) } }
-        return key
+        var key = SpaceKey(space: space, capacity: 6)
+        key.append(bigEndian: page)
+        if chunk > 0 { key.append(bigEndian: UInt16(chunk)) }
+        return key.encoded
     }
 
     /// The record of the space's document `id`, read through `cursor`; nil when none.
@@ -81,12 +80,12 @@ enum DocumentChunks {
     /// Every stored page of the space in page order, its chunks joined and
     /// checked as ``read(space:page:cursor:)`` checks them.
     static func forEachPage(space: UInt32, cursor: Cursor<[UInt8], [UInt8]>, _ body: (UInt32, [UInt8]) throws -> Void) throws {
-        let prefix = withUnsafeBytes(of: space.bigEndian) { Array($0) }
+        let prefix = SpaceKey.prefix(of: space)
         var entry = try prefix.withUnsafeBytes { try cursor.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.starts(with: prefix) {
             // A page starts at its chunk 0 (8-byte key); a chunk key here has lost its page's start.
             guard e.key.count == 8 else { throw TextIndexError.corrupt("document chunk key \(Array(e.key)) without its page's chunk 0") }
-            let page = UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+            let page = BigEndian.load(UInt32.self, from: e.key, at: SpaceKey.spaceByteCount)
             let (bytes, next) = try joined(first: e.value, space: space, page: page, cursor: cursor)
             try body(page, bytes)
             entry = next

@@ -1,3 +1,5 @@
+import LMDB
+
 /// A value of database `docs`: the records (``DocumentRecord``) of the 128
 /// documents `page << 7 ..< (page + 1) << 7` of a space, under the key
 /// `SpaceKey(space: s, page)`.
@@ -73,9 +75,9 @@ struct DocumentPage {
         for s in slots {
             end += s.count
             if width == 2 {
-                withUnsafeBytes(of: UInt16(end).bigEndian) { w.append($0) }
+                w.bigEndian(UInt16(end))
             } else {
-                w.uint32(UInt32(end))
+                w.bigEndian(UInt32(end))
             }
         }
         for s in slots { w.append(s) }
@@ -118,7 +120,6 @@ struct DocumentPage {
 
     private static func end(_ i: Int, _ width: Int, _ count: Int, _ bytes: UnsafeRawBufferPointer) throws -> Int {
         let at = 2 + i * width
-        return width == 2 ? Int(UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
-            : Int(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        return width == 2 ? Int(BigEndian.load(UInt16.self, from: bytes, at: at)) : Int(BigEndian.load(UInt32.self, from: bytes, at: at))
     }
 }

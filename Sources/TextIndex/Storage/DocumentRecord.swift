@@ -96,6 +96,10 @@ enum DocumentRecord {
     /// from `content` (``TextIndexError/noContentSource(identifier:)``
     /// without one).
     static func decode(_ bytes: UnsafeRawBufferPointer, content: TextIndex.ContentSource?) throws -> IndexDocument {
+        try TextIndexError.reading("document record") { try decodeRecord(bytes, content: content) }
+    }
+
+    private static func decodeRecord(_ bytes: UnsafeRawBufferPointer, content: TextIndex.ContentSource?) throws -> IndexDocument {
         var r = ByteReader(bytes)
         var doc = try header(&r)
         if let reference = try reference(bytes, &r) {
@@ -154,6 +158,11 @@ enum DocumentRecord {
     /// (A format-2 record's come from `content`, asked for `name` alone.)
     static func values(named key: String, _ name: [UInt8], in bytes: UnsafeRawBufferPointer,
                        content: TextIndex.NamedContentSource?) throws -> (header: IndexDocument, values: NamedValues) {
+        try TextIndexError.reading("document record") { try valuesInRecord(named: key, name, in: bytes, content: content) }
+    }
+
+    private static func valuesInRecord(named key: String, _ name: [UInt8], in bytes: UnsafeRawBufferPointer,
+                                       content: TextIndex.NamedContentSource?) throws -> (header: IndexDocument, values: NamedValues) {
         var r = ByteReader(bytes)
         let doc = try header(&r)
         if let reference = try reference(bytes, &r) {
@@ -214,7 +223,7 @@ enum DocumentRecord {
     /// Kind, identifier and expiration only: what a search result needs.
     static func decodeHeader(_ bytes: UnsafeRawBufferPointer) throws -> IndexDocument {
         var r = ByteReader(bytes)
-        return try header(&r)
+        return try TextIndexError.reading("document record") { try header(&r) }
     }
 
     /// What a search hit needs of a record, without making strings: the
@@ -224,13 +233,15 @@ enum DocumentRecord {
     /// strings for the hits it returns only.
     static func decodeHitBytes(_ bytes: UnsafeRawBufferPointer) throws
         -> (kind: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, expiration: Double?) {
-        var r = ByteReader(bytes)
-        let f = try r.byte()
-        guard f == format || f == referenceFormat else { throw TextIndexError.corrupt("document format \(f)") }
-        let kind = try r.bytes(try r.int())
-        let identifier = try r.bytes(try r.int())
-        let expiration = try r.byte() == 1 ? try r.double() : nil
-        return (kind, identifier, expiration)
+        try TextIndexError.reading("document record") {
+            var r = ByteReader(bytes)
+            let f = try r.byte()
+            guard f == format || f == referenceFormat else { throw TextIndexError.corrupt("document format \(f)") }
+            let kind = try r.bytes(try r.int())
+            let identifier = try r.bytes(try r.int())
+            let expiration = try r.byte() == 1 ? try r.double() : nil
+            return (kind, identifier, expiration)
+        }
     }
 
     private static func header(_ r: inout ByteReader) throws -> IndexDocument {

@@ -1,3 +1,5 @@
+import LMDB
+
 /// The counts BM25 needs for one space, kept exact under replace and delete
 /// (key `space ‖ "stats"` of database `meta`; absent: all zero).
 ///
@@ -63,11 +65,11 @@ public struct IndexStatistics: Sendable, Equatable {
     func encoded() -> [UInt8] {
         var w = ByteWriter(capacity: 13 + 16 * IndexField.count)
         w.byte(IndexStatistics.format)
-        w.uint32(nextDocumentId)
-        w.uint64(documentCount)
+        w.bigEndian(nextDocumentId)
+        w.bigEndian(documentCount)
         for i in 0..<IndexField.count {
-            w.uint64(totalLengths[i])
-            w.uint64(documentsWithField[i])
+            w.bigEndian(totalLengths[i])
+            w.bigEndian(documentsWithField[i])
         }
         return w.bytes
     }
@@ -76,12 +78,14 @@ public struct IndexStatistics: Sendable, Equatable {
 
     init(decoding bytes: UnsafeRawBufferPointer) throws {
         var r = ByteReader(bytes)
-        guard try r.byte() == IndexStatistics.format else { throw TextIndexError.corrupt("statistics format") }
-        nextDocumentId = try r.uint32()
-        documentCount = try r.uint64()
-        for i in 0..<IndexField.count {
-            totalLengths[i] = try r.uint64()
-            documentsWithField[i] = try r.uint64()
+        try TextIndexError.reading("statistics") {
+            guard try r.byte() == IndexStatistics.format else { throw TextIndexError.corrupt("statistics format") }
+            nextDocumentId = try r.bigEndian(UInt32.self)
+            documentCount = try r.bigEndian(UInt64.self)
+            for i in 0..<IndexField.count {
+                totalLengths[i] = try r.bigEndian(UInt64.self)
+                documentsWithField[i] = try r.bigEndian(UInt64.self)
+            }
         }
     }
 }

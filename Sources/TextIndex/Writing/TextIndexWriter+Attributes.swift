@@ -19,7 +19,7 @@ extension TextIndexWriter {
             while i < order.count, let (offset, adds) = changes.withBytes(order[i], { bytes -> (UInt16, Bool)? in
                 let n = bytes.count - (AttributeBlock.changeBytesAfterBlock)
                 guard n == key.count, memcmp(bytes.baseAddress!, key, n) == 0 else { return nil }
-                return (UInt16(bytes[n]) << 8 | UInt16(bytes[n + 1]), bytes[n + 2] == 1)
+                return (BigEndian.load(UInt16.self, from: bytes, at: n), bytes[n + 2] == 1)
             }) {
                 if adds { gains.append(offset) } else { losses.append(offset) }
                 i += 1

@@ -251,7 +251,7 @@ extension TextIndexWriter {
         if let f = try cursor.firstBytes(), f.key.starts(with: space), let l = try cursor.lastBytes(), l.key.starts(with: space) {
             try index.blocks.removeAll(in: txn)
         } else {
-            try TextIndex.removeRange(index.blocks, space, in: txn)
+            try index.blocks.removeAll(withPrefix: space, in: txn)
         }
         let prefix = index.postingKey(block: block >> PostingTier.shift, term: EmptyCollection())
         var key = prefix
@@ -344,212 +344,19 @@ extension TextIndexWriter {
     ///   runs; in the block left open, each group of them (``endGroup()``;
     ///   the flush ends the last) makes a run, and runs due are merged
     ///   (``RunPlan``), each posting written once.
+    ///
+    /// The steps are ``PostingPass``'s.
     func writePostings(_ changes: [PostingChange], arena: [UInt8]) throws {
-        let shift = TextIndex.blockShift
-        let offsetMask = UInt32(TextIndex.blockSize - 1)
-        let base = flushedNextId
-        let next = stats!.nextDocumentId
-        let openBlock = base >> shift
-        let fullBlocks = next >> shift          // blocks below this are full after the flush
-        var directory = try index.runDirectory(in: txn) ?? RunDirectory(block: openBlock)
-        if directory.runs.isEmpty { directory.block = openBlock }
-        guard directory.block == openBlock else {
-            throw TextIndexError.corrupt("run directory of block \(directory.block), open block \(openBlock)")
-        }
-        let newStart = UInt16(base & offsetMask)
-        // The open block fills up: its runs and new documents are sealed together.
-        let sealsOpen = fullBlocks > openBlock && !directory.runs.isEmpty && next > base
-        // The block open after the flush, when new documents reach it, and its runs.
-        let finalBlock: UInt32? = next > base && next & offsetMask != 0 ? fullBlocks : nil
-        var plan = RunPlan(stored: [], groupStarts: [], fill: 0)
-        if let finalBlock {
-            let blockStart = finalBlock << shift
-            var starts = [UInt16(max(base, blockStart) - blockStart)]
-            for end in groupEnds where end > max(base, blockStart) && end < next { starts.append(UInt16(end - blockStart)) }
-            plan = RunPlan(stored: finalBlock == openBlock ? directory.runs : [], groupStarts: starts,
-                           fill: Int(next - blockStart))
-        }
-        /// New documents of each run of the plan that has some, by term:
-        /// written (merged with its stored runs, if any) after the loop.
-        var newEntries = [RunContents](repeating: RunContents(), count: plan.runs.count)
-        /// Changes to documents of each stored run, by term: written before
-        /// the open block is sealed or its runs merged.
-        var storedEdits: [Int: [RunEdit]] = [:]
-        /// New documents of an open block that fills up: sealed with its runs.
-        var sealingNew = RunContents()
-
-        var key: [UInt8] = []
-        var value: [UInt8] = []
-        var tierValue: [UInt8] = []
-        /// `readModifyWrite` of block `sub` of the tier value at `key`.
-        func readModifyWriteTier(_ sub: Int, _ slice: ArraySlice<PostingChange>) throws {
-            var parts = try index.postings.withValue(forKey: key, in: txn) { try PostingTier.parts($0) } ?? []
-            let stored = !parts.isEmpty
-            let k = parts.firstIndex { $0.0 >= sub }
-            if let k, parts[k].0 == sub {
-                _ = try parts[k].1.withUnsafeBytes { try PostingList.merge($0, slice, payloads: arena, into: &value) }
-                if value.isEmpty { parts.remove(at: k) } else { parts[k].1 = ArraySlice(value) }
-            } else {
-                _ = try PostingList.merge(nil, slice, payloads: arena, into: &value)
-                if !value.isEmpty { parts.insert((sub, ArraySlice(value)), at: k ?? parts.count) }
-            }
-            try PostingTier.encode(parts, into: &tierValue)
-            if !tierValue.isEmpty {
-                try index.postings.put(tierValue, forKey: key, in: txn)
-            } else if stored {
-                try index.postings.delete(key, in: txn)
-            }
-        }
-        func readModifyWrite(_ db: Database<[UInt8], [UInt8]>, _ slice: ArraySlice<PostingChange>) throws {
-            let existed = try db.withValue(forKey: key, in: txn) { existing in
-                try PostingList.merge(existing, slice, payloads: arena, into: &value)
-            }
-            switch existed {
-            case .some(true), .none:
-                if existed == nil { _ = try PostingList.merge(nil, slice, payloads: arena, into: &value) }
-                if !value.isEmpty { try db.put(value, forKey: key, in: txn) }
-            case .some(false):
-                try db.delete(key, in: txn)
-            }
-        }
-        func setKey(_ prefix: [UInt8], _ termId: Int32) {
-            key.removeAll(keepingCapacity: true)
-            key.append(contentsOf: prefix)
-            key.append(contentsOf: table.bytes(termId))
-        }
-
-        var prefixes: [UInt32: [UInt8]] = [:]
-        /// `space ‖ tier` for a block of a complete tier (`tiers` of them
-        /// before this flush), else `space ‖ block`: the key before the term.
-        let tiers = openBlock >> PostingTier.shift
-        func sealedPrefix(_ block: UInt32) -> [UInt8] {
-            if let p = prefixes[block] { return p }
-            let p = index.postingKey(block: block >> PostingTier.shift < tiers ? block >> PostingTier.shift : block,
-                                     term: EmptyCollection())
-            prefixes[block] = p
-            return p
-        }
-        /// A block sealed by this flush without runs: its values, written into its tier at the next block.
-        var direct: (block: UInt32, contents: RunContents)?
-        func writeDirect() throws {
-            guard let d = direct else { return }
-            direct = nil
-            try writeSealedBlock(d.block, d.contents)
-        }
-        let storedPrefixes = directory.runs.map { index.runPrefix(block: openBlock, start: $0.start) }
-        let planPrefixes = finalBlock.map { b in plan.runs.map { index.runPrefix(block: b, start: $0.start) } } ?? []
-        func writeStoredEdits() throws {
-            for r in storedEdits.keys.sorted() { try editRun(storedPrefixes[r], storedEdits[r]!, changes, arena: arena) }
-            storedEdits.removeAll()
-        }
-
-        // The open block is sealed once its changes are written, before any
-        // later block's run: then (with one space) its runs are all the
-        // database holds, and go at once.
-        var sealed = false
-        func sealOpenBlock() throws {
-            guard sealsOpen && !sealed else { return }
-            try writeStoredEdits()
-            try seal(block: openBlock, starts: directory.runs.map(\.start), new: sealingNew)
-            sealed = true
-        }
-
+        // 1. The blocks before and after the flush, and the plan of the block left open.
+        var pass = try PostingPass(self, changes, arena: arena)
+        // 2. Each (block, term)'s changes, in key order: written, or gathered by run.
         var i = 0
         while i < changes.count {
-            var j = i
-            while j < changes.count && changes[j].group == changes[i].group { j += 1 }
-            let block = changes[i].block
-            let termId = changes[i].termId
-            if block > openBlock { try sealOpenBlock() }
-            if let d = direct, d.block != block { try writeDirect() }
-            if block < openBlock {
-                setKey(sealedPrefix(block), termId)
-                if block >> PostingTier.shift < tiers {
-                    try readModifyWriteTier(Int(block & UInt32(PostingTier.blocks - 1)), changes[i..<j])
-                } else {
-                    try readModifyWrite(index.blocks, changes[i..<j])
-                }
-                i = j
-                continue
-            }
-            // Documents of earlier flushes (offsets before `newStart`), run by run.
-            var k = i
-            if block == openBlock {
-                while k < j && changes[k].offset < newStart {
-                    guard let r = directory.run(containing: Int(changes[k].offset)) else {
-                        throw TextIndexError.corrupt("no run holds offset \(changes[k].offset) of block \(block)")
-                    }
-                    let end = r + 1 < directory.runs.count ? directory.runs[r + 1].start : UInt16.max
-                    var m = k
-                    while m < j && changes[m].offset < newStart && changes[m].offset < end { m += 1 }
-                    storedEdits[r, default: []].append((termId, k..<m))
-                    k = m
-                }
-            }
-            guard k < j else { i = j; continue }
-            guard changes[k..<j].allSatisfy(\.isSet) else { throw TextIndexError.corrupt("removal of a new document") }
-            // New documents: written once.
-            if block < fullBlocks {
-                if block == openBlock && sealsOpen {
-                    sealingNew.append(term: table.bytes(termId), postings: changes[k..<j], payloads: arena)
-                } else {
-                    if direct == nil { direct = (block, RunContents()) }
-                    direct!.contents.append(term: table.bytes(termId), postings: changes[k..<j], payloads: arena)
-                }
-            } else {
-                // The block left open: split by the plan's runs.
-                while k < j {
-                    let r = plan.run(containing: changes[k].offset)
-                    let end = r + 1 < plan.runs.count ? plan.runs[r + 1].start : UInt16.max
-                    var m = k
-                    while m < j && changes[m].offset < end { m += 1 }
-                    guard plan.runs[r].content != .stored else { throw TextIndexError.corrupt("new documents in a stored run") }
-                    newEntries[r].append(term: table.bytes(termId), postings: changes[k..<m], payloads: arena)
-                    k = m
-                }
-            }
+            let j = pass.endOfGroup(from: i)
+            try pass.write(i..<j)
             i = j
         }
-
-        try writeDirect()
-        try writeStoredEdits()
-        guard next > base else { return }
-        try sealOpenBlock()
-        // The plan's runs with new documents, in start order: a new run
-        // written once; a merged run's stored runs read, deleted, and written
-        // again with its new documents.
-        if let finalBlock {
-            for (r, run) in plan.runs.enumerated() {
-                switch run.content {
-                case .stored:
-                    continue
-                case .new:
-                    try writeRun(planPrefixes[r], newEntries[r])
-                case .merged(let storedStarts):
-                    var contents = try storedStarts.map { try readRun(index.runPrefix(block: finalBlock, start: $0)) }
-                    for start in storedStarts {
-                        let prefix = index.runPrefix(block: finalBlock, start: start)
-                        try deleteRuns(from: prefix, within: prefix)
-                    }
-                    contents.append(newEntries[r])
-                    var merged = RunContents()
-                    var out: [UInt8] = []
-                    try TextIndexWriter.merge(contents) { term, values, _ in
-                        try PostingList.concatenate(values, into: &out)
-                        if !out.isEmpty { merged.append(term: term, value: out) }
-                    }
-                    try writeRun(planPrefixes[r], merged)
-                }
-            }
-            directory = RunDirectory(block: finalBlock)
-            directory.runs = plan.runs.map { RunDirectory.Run(start: $0.start, level: $0.level) }
-        } else {
-            directory = RunDirectory(block: fullBlocks)
-        }
-        if directory.runs.isEmpty {
-            try index.meta.delete(index.metaKey(TextIndex.runsKey), in: txn)
-        } else {
-            try index.meta.put(directory.encoded(), forKey: index.metaKey(TextIndex.runsKey), in: txn)
-        }
+        // 3. What was gathered, then the run directory.
+        try pass.finish()
     }
 }

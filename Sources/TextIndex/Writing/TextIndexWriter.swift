@@ -272,41 +272,65 @@ public final class TextIndexWriter {
         guard !pending.isEmpty else { return }
         try loadStatistics()
         try checkTokenizer()
-        let space = index.spaceId
-        let spacePrefix = index.spacePrefix
-        var changes: [PostingChange] = []
-        changes.reserveCapacity(pending.count * 64)
-        var arena: [UInt8] = []
-        arena.reserveCapacity(pending.count * 256)
-        // Attribute keys that go and that come (a key both old and new
-        // stays), each as `space ‖ key ‖ block ‖ offset ‖ 0 (goes) or 1 (comes)`.
-        var attributeChanges = ByteStrings()
-        var fieldNames = Set<String>()
         let ids = pending.keys.sorted()
-
         // 1. What the stored versions put in goes; what the new ones bring comes.
+        var gathered = try gatherChanges(ids)
+        // 2. Sort by postings key (block, term bytes), then offset.
+        let changes = sortedForWriting(&gathered.postings)
+        // 3. Postings: sealed blocks' values are read and written once per
+        // key; the open block's new documents make a run, written once.
+        try writePostings(changes, arena: gathered.arena)
+        // 4. Documents and identities, each page read and written once.
+        try writeDocuments(ids)
+        // 5. Field masks: one value per block.
+        try writeFieldMasks(ids)
+        pending.removeAll(keepingCapacity: true)
+        table.removeAll()
+        // 6. Attribute index: only the (value, block) keys that changed;
+        // then the statistics and the text field names.
+        try writeAttributeChanges(gathered.attributes)
+        try writeStatistics()
+    }
+
+    /// The changes of a flush before they are sorted: postings (keyed by
+    /// document id until ``sortedForWriting(_:)``) with their payloads in
+    /// `arena`, and attribute keys that go and that come (a key both old and
+    /// new stays), each as `space ‖ key ‖ block ‖ offset ‖ 0 (goes) or 1 (comes)`.
+    private struct FlushChanges {
+        var postings: [PostingChange] = []
+        var arena: [UInt8] = []
+        var attributes = ByteStrings()
+    }
+
+    /// Step 1: for each pending document, its stored version's terms and
+    /// attribute keys go (its stored text tokenized again, by the tokenizer
+    /// that indexed it: checked before) and its new version's come; the
+    /// statistics follow.
+    private func gatherChanges(_ ids: [UInt32]) throws -> FlushChanges {
+        var gathered = FlushChanges()
+        gathered.postings.reserveCapacity(pending.count * 64)
+        gathered.arena.reserveCapacity(pending.count * 256)
+        let spacePrefix = index.spacePrefix
         for id in ids {
             var oldKeys: [[UInt8]] = []
             var newKeys: [[UInt8]] = []
-            // What the stored version put in: its stored text tokenized again
-            // (the tokenizer is the one that indexed it: checked below).
             if let old = try index.withDocumentRecord(id, in: txn, { try DocumentRecord.decode($0, content: content) }) {
                 let previous = AnalyzedDocument(old, tokenizer: &tokenizer, ranges: &ranges, table: &table,
                                                 scratch: &occurrences)
                 for termId in previous.termIds {
-                    changes.append(PostingChange(key: UInt64(id), termId: termId, payloadStart: -1, payloadEnd: -1))
+                    gathered.postings.append(PostingChange(key: UInt64(id), termId: termId, payloadStart: -1, payloadEnd: -1))
                 }
                 try stats!.subtract(previous.fieldLengths)
                 oldKeys = AttributeKey.keys(of: old)
             }
             if case .upsert(let doc, _, let analyzed) = pending[id]! {
                 // The payloads are concatenated in term order: copied at once.
-                let base = Int32(arena.count)
-                arena.append(contentsOf: analyzed.payloads)
+                let base = Int32(gathered.arena.count)
+                gathered.arena.append(contentsOf: analyzed.payloads)
                 var start = base
                 for (k, termId) in analyzed.termIds.enumerated() {
                     let end = base + analyzed.payloadEnds[k]
-                    changes.append(PostingChange(key: UInt64(id), termId: termId, payloadStart: start, payloadEnd: end))
+                    gathered.postings.append(PostingChange(key: UInt64(id), termId: termId, payloadStart: start, payloadEnd: end))
                     start = end
                 }
                 try stats!.add(analyzed.fieldLengths)
@@ -317,10 +341,10 @@ public final class TextIndexWriter {
             var a = 0, b = 0
             while a < oldKeys.count || b < newKeys.count {
                 if b == newKeys.count || (a < oldKeys.count && oldKeys[a].lexicographicallyPrecedes(newKeys[b])) {
-                    attributeChanges.append(spacePrefix, oldKeys[a], goes)
+                    gathered.attributes.append(spacePrefix, oldKeys[a], goes)
                     a += 1
                 } else if a == oldKeys.count || newKeys[b].lexicographicallyPrecedes(oldKeys[a]) {
-                    attributeChanges.append(spacePrefix, newKeys[b], comes)
+                    gathered.attributes.append(spacePrefix, newKeys[b], comes)
                     b += 1
                 } else {
                     a += 1
@@ -328,8 +352,12 @@ public final class TextIndexWriter {
                 }
             }
         }
+        return gathered
+    }
 
-        // 2. Sort by postings key (block, term bytes), then offset.
+    /// Step 2: `changes` keyed by postings key (block, term bytes), then
+    /// offset, and sorted so.
+    private func sortedForWriting(_ changes: inout [PostingChange]) -> [PostingChange] {
         let ranks = table.ranks()
         for i in changes.indices {
             let id = UInt32(truncatingIfNeeded: changes[i].key)
@@ -337,15 +365,14 @@ public final class TextIndexWriter {
                                                offset: UInt16(id & UInt32(TextIndex.blockSize - 1)),
                                                isSet: changes[i].isSet)
         }
-        changes = TextIndexWriter.sortedByKey(changes, termCount: table.count)
+        return TextIndexWriter.sortedByKey(changes, termCount: table.count)
+    }
 
-        // 3. Postings: sealed blocks' values are read and written once per
-        // key; the open block's new documents make a run, written once.
-        try writePostings(changes, arena: arena)
-
-        // 4. Documents and identities: each page of documents read and
-        // written once (``DocumentPage``); the identities that come (new
-        // ids) and go, sorted, in one pass over `ids`' pages.
+    /// Step 4: each page of documents read and written once
+    /// (``DocumentPage``); the identities that come (new ids) and go,
+    /// sorted, in one pass over `ids`' pages.
+    private func writeDocuments(_ ids: [UInt32]) throws {
+        let space = index.spaceId
         var identityChanges: [(key: [UInt8], value: [UInt8]?)] = []
         var d = 0
         while d < ids.count {
@@ -371,14 +398,17 @@ public final class TextIndexWriter {
             }
         }
         identityChanges.sort { $0.key.lexicographicallyPrecedes($1.key) }
-        try index.idPages.apply(identityChanges, prefix: spacePrefix, in: txn)
-        // 5. Field masks: one value per block, 1 byte per document, without
-        // trailing zero bytes (a space's first documents cost a few bytes, not
-        // a 4 KB overflow page; the value goes when every byte is 0).
+        try index.idPages.apply(identityChanges, prefix: index.spacePrefix, in: txn)
+    }
+
+    /// Step 5: one value per block, 1 byte per document, without trailing
+    /// zero bytes (a space's first documents cost a few bytes, not a 4 KB
+    /// overflow page; the value goes when every byte is 0).
+    private func writeFieldMasks(_ ids: [UInt32]) throws {
         var b = 0
         while b < ids.count {
             let block = ids[b] >> TextIndex.blockShift
-            let key = SpaceKey(space: space, block)
+            let key = SpaceKey(space: index.spaceId, block)
             var mask = try index.masks.withValue(forKey: key, in: txn) { [UInt8]($0) } ?? []
             let stored = !mask.isEmpty
             guard mask.count <= TextIndex.blockSize else { throw TextIndexError.corrupt("field masks") }
@@ -397,15 +427,15 @@ public final class TextIndexWriter {
                 try index.masks.delete(key, in: txn)
             }
         }
-        pending.removeAll(keepingCapacity: true)
-        table.removeAll()
+    }
 
-        // 6. Attribute index: only the (value, block) keys that changed.
-        try writeAttributeChanges(attributeChanges)
+    /// Step 6's end: the statistics, where the next flush starts, and the
+    /// text field names when new ones came.
+    private func writeStatistics() throws {
         try index.meta.put(stats!.encoded(), forKey: index.metaKey(TextIndex.statisticsKey), in: txn)
         flushedNextId = stats!.nextDocumentId
         groupEnds.removeAll(keepingCapacity: true)
-        fieldNames.formUnion(upsertedFieldNames)
+        let fieldNames = upsertedFieldNames
         upsertedFieldNames.removeAll(keepingCapacity: true)
         let known = try index.textFieldNames(in: txn)
         if !fieldNames.isSubset(of: known) {

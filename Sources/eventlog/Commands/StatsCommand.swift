@@ -36,18 +36,65 @@ struct StatsCommand: Subcommand {
     var json = false
 
     func execute() throws {
-        let store = try location.openForReading()
+        let report = try StoreReport(try location.openForReading())
+        if json {
+            Output.json(report.json)
+        } else {
+            report.printText()
+        }
+    }
+}
+
+/// What `stats` reports of a store, read once: the log's head and views,
+/// the events counted by type, the databases and the map of the store and
+/// of its index, and what it follows and ships to.
+private struct StoreReport {
+    let path: String
+    let head: Position
+    let databases: [(name: String, stats: DatabaseStatistics)]
+    let status: ViewStatus
+    /// By bytes: two event types that differ in one byte are two types.
+    let counts: [Name: Int]
+    let info: EnvironmentInfo
+    let readsWithoutLock: Bool
+    let indexStatus: IndexStatus?
+    let indexDatabases: [(name: String, stats: DatabaseStatistics)]
+    let indexInfo: EnvironmentInfo?
+    let follow: FollowState?
+    let ships: [(stream: String, epoch: Int64)]
+    /// A follower's lag: the stream's head when it last looked, less its own head.
+    var lag: Position? { follow.map { $0.streamHead > head ? $0.streamHead - head : 0 } }
+
+    init(_ store: ActivityStore) throws {
         let environment = store.eventStore.environment
         // The environment's read, not the store's: stats reports stale views rather than refusing them.
         let (head, databases, status) = try environment.read { txn -> (Position, [(name: String, stats: DatabaseStatistics)], ViewStatus) in
-            var list: [(name: String, stats: DatabaseStatistics)] = []
-            for name in try txn.databaseNames() {
-                let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
-                list.append((name, try db.statistics(in: txn)))
-            }
-            return (try store.eventStore.head(in: txn), list, try store.eventStore.viewStatus(in: txn))
+            (try store.eventStore.head(in: txn), try StoreReport.databases(in: txn), try store.eventStore.viewStatus(in: txn))
         }
-        // By bytes: two event types that differ in one byte are two types.
+        self.head = head
+        self.databases = databases
+        self.status = status
+        counts = try StoreReport.countEvents(store, through: head)
+        path = environment.path
+        info = environment.info()
+        readsWithoutLock = environment.readsWithoutLock
+        indexStatus = try store.indexStatus()
+        indexDatabases = try store.eventStore.index.map { index in try index.environment.read { try StoreReport.databases(in: $0) } } ?? []
+        indexInfo = store.eventStore.index?.environment.info()
+        follow = try store.eventStore.followState()
+        ships = try store.eventStore.shippingEpochs()
+    }
+
+    /// Every named database of the environment `txn` reads, with its statistics.
+    static func databases(in txn: ReadTransaction) throws -> [(name: String, stats: DatabaseStatistics)] {
+        try txn.databaseNames().map { name -> (name: String, stats: DatabaseStatistics) in
+            let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
+            return (name, try db.statistics(in: txn))
+        }
+    }
+
+    /// The events through `head` counted by type, with progress on a terminal.
+    static func countEvents(_ store: ActivityStore, through head: Position) throws -> [Name: Int] {
         var counts: [Name: Int] = [:]
         let progress = Progress()
         var seen: UInt64 = 0
@@ -58,88 +105,87 @@ struct StatsCommand: Subcommand {
             return true
         }
         progress.finish()
-        let info = environment.info()
-        let indexStatus = try store.indexStatus()
-        let indexDatabases = try store.eventStore.index.map { index in
-            try index.environment.read { txn in
-                try txn.databaseNames().map { name -> (name: String, stats: DatabaseStatistics) in
-                    let db: Database<[UInt8], [UInt8]> = try txn.openDatabase(name)
-                    return (name, try db.statistics(in: txn))
-                }
-            }
-        } ?? []
-        let indexInfo = store.eventStore.index?.environment.info()
-        let follow = try store.eventStore.followState()
-        let ships = try store.eventStore.shippingEpochs()
-        let lag = follow.map { $0.streamHead > head ? $0.streamHead - head : 0 }
-        if json {
-            var members: [String: JSONValue] = [
-                "head": .integer(Int64(head)),
-                "views": .array(status.projections.map { view in
-                    var members: [String: JSONValue] = [
-                        "projection": .string(view.name), "version": .integer(Int64(view.version)),
-                        "checkpoint": .integer(Int64(view.checkpoint)), "behind": .integer(Int64(view.eventsBehind)),
-                        "current": .bool(view.isCurrent),
-                    ]
-                    if let stored = view.storedVersion { members["storedVersion"] = .integer(Int64(stored)) }
-                    return .object(members)
-                }),
-                "eventCounts": .object(counts.map { (key: $0.key.string, value: JSONValue.integer(Int64($0.value))) }),
-                "databases": .array(databases.map {
-                    .object(["name": .string($0.name), "entries": .integer(Int64($0.stats.entries)),
-                             "bytes": .integer(Int64($0.stats.bytes))])
-                }),
-                "mapSize": .integer(Int64(info.mapSize)),
-                "mapUsed": .integer(Int64(info.usedBytes)),
-                "pageSize": .integer(Int64(info.pageSize)),
-                "readers": .object(["max": .integer(Int64(info.maxReaders)), "used": .integer(Int64(info.readersUsed)),
-                                    "lockFile": .bool(!environment.readsWithoutLock)]),
-            ]
-            if let indexStatus {
-                var index: [String: JSONValue] = [
-                    "exists": .bool(indexStatus.exists),
-                    "applied": .integer(Int64(indexStatus.applied)),
-                    "behind": .integer(Int64(indexStatus.eventsBehind)),
-                    "secondsBehind": .double(indexStatus.secondsBehind),
-                    "indexing": .bool(indexStatus.isIndexing),
-                    "projections": .array(indexStatus.projections.map { view in
-                        var members: [String: JSONValue] = [
-                            "projection": .string(view.name), "version": .integer(Int64(view.version)),
-                            "checkpoint": .integer(Int64(view.checkpoint)),
-                        ]
-                        if let stored = view.storedVersion { members["storedVersion"] = .integer(Int64(stored)) }
-                        return .object(members)
-                    }),
-                    "databases": .array(indexDatabases.map {
-                        .object(["name": .string($0.name), "entries": .integer(Int64($0.stats.entries)),
-                                 "bytes": .integer(Int64($0.stats.bytes))])
-                    }),
+        return counts
+    }
+
+    // MARK: JSON
+
+    var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "head": .integer(Int64(head)),
+            "views": .array(status.projections.map { view in
+                var members: [String: JSONValue] = [
+                    "projection": .string(view.name), "version": .integer(Int64(view.version)),
+                    "checkpoint": .integer(Int64(view.checkpoint)), "behind": .integer(Int64(view.eventsBehind)),
+                    "current": .bool(view.isCurrent),
                 ]
-                if let failure = indexStatus.lastFailure { index["lastFailure"] = .string(failure) }
-                if let unavailable = indexStatus.unavailable { index["unavailable"] = .string(unavailable) }
-                if let indexInfo {
-                    index["mapSize"] = .integer(Int64(indexInfo.mapSize))
-                    index["mapUsed"] = .integer(Int64(indexInfo.usedBytes))
-                }
-                members["index"] = .object(index)
-            }
-            if let follow, let lag {
-                members["follow"] = .object([
-                    "stream": .string(follow.stream), "streamHead": .integer(Int64(follow.streamHead)),
-                    "streamEpoch": .integer(follow.streamEpoch), "lag": .integer(Int64(lag)),
-                    "seenAt": .string(Output.time(follow.seenAt)),
-                ])
-            }
-            if !ships.isEmpty {
-                members["ships"] = .array(ships.map { .object(["stream": .string($0.stream), "epoch": .integer($0.epoch)]) })
-            }
-            Output.json(.object(members))
-            return
+                if let stored = view.storedVersion { members["storedVersion"] = .integer(Int64(stored)) }
+                return .object(members)
+            }),
+            "eventCounts": .object(counts.map { (key: $0.key.string, value: JSONValue.integer(Int64($0.value))) }),
+            "databases": StoreReport.json(databases),
+            "mapSize": .integer(Int64(info.mapSize)),
+            "mapUsed": .integer(Int64(info.usedBytes)),
+            "pageSize": .integer(Int64(info.pageSize)),
+            "readers": .object(["max": .integer(Int64(info.maxReaders)), "used": .integer(Int64(info.readersUsed)),
+                                "lockFile": .bool(!readsWithoutLock)]),
+        ]
+        if let index = indexJSON { members["index"] = index }
+        if let follow, let lag {
+            members["follow"] = .object([
+                "stream": .string(follow.stream), "streamHead": .integer(Int64(follow.streamHead)),
+                "streamEpoch": .integer(follow.streamEpoch), "lag": .integer(Int64(lag)),
+                "seenAt": .string(Output.time(follow.seenAt)),
+            ])
         }
-        Output.line("store      \(environment.path)")
+        if !ships.isEmpty {
+            members["ships"] = .array(ships.map { .object(["stream": .string($0.stream), "epoch": .integer($0.epoch)]) })
+        }
+        return .object(members)
+    }
+
+    /// The index's part: its status, projections, databases and map; nil for a store without one.
+    var indexJSON: JSONValue? {
+        guard let indexStatus else { return nil }
+        var index: [String: JSONValue] = [
+            "exists": .bool(indexStatus.exists),
+            "applied": .integer(Int64(indexStatus.applied)),
+            "behind": .integer(Int64(indexStatus.eventsBehind)),
+            "secondsBehind": .double(indexStatus.secondsBehind),
+            "indexing": .bool(indexStatus.isIndexing),
+            "projections": .array(indexStatus.projections.map { view in
+                var members: [String: JSONValue] = [
+                    "projection": .string(view.name), "version": .integer(Int64(view.version)),
+                    "checkpoint": .integer(Int64(view.checkpoint)),
+                ]
+                if let stored = view.storedVersion { members["storedVersion"] = .integer(Int64(stored)) }
+                return .object(members)
+            }),
+            "databases": StoreReport.json(indexDatabases),
+        ]
+        if let failure = indexStatus.lastFailure { index["lastFailure"] = .string(failure) }
+        if let unavailable = indexStatus.unavailable { index["unavailable"] = .string(unavailable) }
+        if let indexInfo {
+            index["mapSize"] = .integer(Int64(indexInfo.mapSize))
+            index["mapUsed"] = .integer(Int64(indexInfo.usedBytes))
+        }
+        return .object(index)
+    }
+
+    static func json(_ databases: [(name: String, stats: DatabaseStatistics)]) -> JSONValue {
+        .array(databases.map {
+            .object(["name": .string($0.name), "entries": .integer(Int64($0.stats.entries)),
+                     "bytes": .integer(Int64($0.stats.bytes))])
+        })
+    }
+
+    // MARK: Text
+
+    func printText() {
+        Output.line("store      \(path)")
         Output.line("head       \(head)")
         Output.line("map        \(bytes(info.usedBytes)) used of \(bytes(info.mapSize)) (page \(info.pageSize) bytes)")
-        if environment.readsWithoutLock {
+        if readsWithoutLock {
             Output.line("readers    none: read without the lock file (read-only directory), consistent only while nothing writes")
         } else {
             Output.line("readers    \(info.readersUsed) of \(info.maxReaders) slots in use")
