@@ -15,7 +15,10 @@ import LMDB
 /// }
 /// ```
 ///
-/// A writer lives as long as its closure: it must not escape it.
+/// A writer lives as long as its closure: it must not escape it. A command
+/// that throws has written nothing, so the closure may catch its
+/// ``ActivityError`` and go on; any other error (the engine's, such as a
+/// full map, after which the whole write runs again) must leave the closure.
 public struct SpaceWriter: SpaceCommands {
     let executor: ActivityCommandExecutor
     /// The space the commands act in (nil: the default space, and every
@@ -24,7 +27,7 @@ public struct SpaceWriter: SpaceCommands {
 
     /// Runs `body` with a writer of `user`'s space in `batch`: the body of
     /// every closure write of a space.
-    static func run<R>(_ body: (SpaceWriter) throws -> R, user: String?, views: ActivityViews, in batch: LogBatch) throws -> R {
+    static func perform<R>(_ body: (SpaceWriter) throws -> R, user: String?, views: ActivityViews, in batch: LogBatch) throws -> R {
         let executor = ActivityCommandExecutor(views: views, batch: batch)
         let value = try body(SpaceWriter(executor: executor, user: user))
         // An index batch begun and not ended rejects the whole write.

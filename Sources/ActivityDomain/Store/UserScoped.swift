@@ -103,7 +103,7 @@ extension UserScoped {
     public func write<R>(at time: Date? = nil, _ body: (SpaceWriter) throws -> R) throws -> R {
         let views = store.views, user = scope
         let receipt = try store.eventStore.write(WriteOptions(time: time)) { batch in
-            try SpaceWriter.run(body, user: user, views: views, in: batch)
+            try SpaceWriter.perform(body, user: user, views: views, in: batch)
         }
         return receipt.value!   // no idempotency key: the closure ran
     }
@@ -115,7 +115,7 @@ extension UserScoped {
     public func write<R: Sendable>(at time: Date? = nil, _ body: @escaping @Sendable (SpaceWriter) throws -> R) async throws -> R {
         let views = store.views, user = scope
         let receipt = try await store.eventStore.write(WriteOptions(time: time)) { batch in
-            try SpaceWriter.run(body, user: user, views: views, in: batch)
+            try SpaceWriter.perform(body, user: user, views: views, in: batch)
         }
         return receipt.value!
     }

@@ -21,6 +21,13 @@ import Logging
 /// Thread-safe: writes from many threads are serialized and, when they
 /// arrive together, share one transaction (group commit). Several processes
 /// may open the same store; LMDB's writer lock orders their appends.
+///
+/// Async: `try await store.write { batch in … }` queues the write in the
+/// group commit and suspends the task until the writer thread has committed
+/// it (no thread waits for its fsync, so writes from any number of tasks
+/// meet in the queue and share commits; once submitted, a write is not
+/// cancelled); `try await store.read { txn in … }` runs the read on
+/// ``BlockingWork``'s queue, off the cooperative threads.
 public final class EventStore<Views: ProjectionSet>: Sendable {
     public let environment: Environment
     /// The projections, opened in ``environment``.
@@ -155,7 +162,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         try writes.enter()
         defer { writes.leave() }
         let receipt = try withoutActuallyEscaping(body) { body in
-            try groupCommit.perform(WriteRequest(options, clock: self.options.clock, body))
+            try groupCommit.handOver(WriteRequest(options, clock: self.options.clock, body))
         }
         return afterCommit(receipt)
     }
@@ -168,7 +175,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         try checkWritable(options)
         try writes.enter()
         defer { writes.leave() }
-        return afterCommit(try await groupCommit.perform(WriteRequest(options, clock: self.options.clock, body)))
+        return afterCommit(try await groupCommit.handOver(WriteRequest(options, clock: self.options.clock, body)))
     }
 
     /// What a write checks before it is handed over.

@@ -14,8 +14,8 @@ import LMDB
 /// queue, and one commit carries as many as ``maxGroup``.
 ///
 /// ```swift
-/// let receipt = try groupCommit.perform(request)          // blocks this thread
-/// let receipt = try await groupCommit.perform(request)    // suspends this task
+/// let receipt = try groupCommit.handOver(request)          // blocks this thread
+/// let receipt = try await groupCommit.handOver(request)    // suspends this task
 /// ```
 ///
 /// `@unchecked Sendable`: the queue and the statistics are accessed under
@@ -77,7 +77,7 @@ final class GroupCommit: @unchecked Sendable {
     // MARK: Submitting
 
     /// Writes `request` and returns its outcome, blocking this thread until then.
-    func perform<Value>(_ request: WriteRequest<Value>) throws -> WriteReceipt<Value> {
+    func handOver<Value>(_ request: WriteRequest<Value>) throws -> WriteReceipt<Value> {
         let done = Completion<WriteReceipt<Value>>()
         request.notify = .completion(done)
         enqueue(request)
@@ -86,7 +86,7 @@ final class GroupCommit: @unchecked Sendable {
 
     /// Writes `request` and returns its outcome; the task is suspended
     /// meanwhile, holding no thread.
-    func perform<Value: Sendable>(_ request: WriteRequest<Value>) async throws -> WriteReceipt<Value> {
+    func handOver<Value: Sendable>(_ request: WriteRequest<Value>) async throws -> WriteReceipt<Value> {
         try await withCheckedThrowingContinuation { continuation in
             request.notify = .continuation(continuation)
             enqueue(request)
