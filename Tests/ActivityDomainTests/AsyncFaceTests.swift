@@ -18,32 +18,32 @@ struct AsyncFaceTests {
                 group.addTask {
                     let space = store.user(user)
                     for i in 0..<10 {
-                        try await space.createActivity(makeActivity("a\(i)", device: "phone") {
+                        try await space.write { try $0.createActivity(makeActivity("a\(i)", device: "phone") {
                             $0.title = "\(user) latte \(i)"
                             $0.eligibleForSearch = true
-                        })
-                        try await space.becomeCurrent("a\(i)")
+                        }) }
+                        try await space.write { try $0.becomeCurrent("a\(i)") }
                     }
                 }
             }
             try await group.waitForAll()
         }
         // At least the 81 commands' events, one position each, the chain whole.
-        #expect(try await store.read { txn in try store.eventStore.head(in: txn) } >= 1 + 4 * 10 * 2)
+        #expect(try await store.eventStore.read { txn in try store.eventStore.head(in: txn) } >= 1 + 4 * 10 * 2)
         #expect(try store.eventStore.verify().isValid)
         for user in users {
             let space = store.user(user)
-            let current = try await space.currentActivities()
+            let current = try await space.read { try $0.currentActivities() }
             #expect(current.map(\.activity.activity) == ["a9"], "\(user)")
-            let saved = try await space.savedActivities()
+            let saved = try await space.read { try $0.savedActivities() }
             #expect(saved.count == 10 && saved.allSatisfy { $0.activity.title?.hasPrefix(user) == true }, "\(user)")
-            let hits = try await space.search("latte", now: at(3600), after: try store.head())
+            let hits = try await space.read(after: try store.head()) { try $0.search("latte", now: at(3600)) }
             #expect(hits.count == 10, "\(user)")
-            #expect(try await space.reading { try $0.activities().count } == 10)
+            #expect(try await space.read { try $0.activities().count } == 10)
         }
         let summaries = try await store.users()
         #expect(summaries.map(\.user) == users)
-        let rejected = await #expect(throws: ActivityError.self) { try await store.user("alice").becomeCurrent("missing") }
+        let rejected = await #expect(throws: ActivityError.self) { try await store.user("alice").write { try $0.becomeCurrent("missing") } }
         #expect(rejected?.code == .unknownActivity)
     }
 
@@ -63,8 +63,8 @@ struct AsyncFaceTests {
                     let space = store.user("u\(n)")
                     do {
                         // Every eighth names an activity that does not exist: rejected alone.
-                        if n % 8 == 5 { try await space.becomeCurrent("missing") } else {
-                            try await space.createActivity(makeActivity("a", device: "phone") { $0.title = "latte \(n)" })
+                        if n % 8 == 5 { try await space.write { try $0.becomeCurrent("missing") } } else {
+                            try await space.write { try $0.createActivity(makeActivity("a", device: "phone") { $0.title = "latte \(n)" }) }
                         }
                         return true
                     } catch let error as ActivityError where error.code == .unknownActivity {
@@ -82,7 +82,7 @@ struct AsyncFaceTests {
         #expect(after.transactions - before.transactions == 2, "the holder's, then one for all 64")
         #expect(after.largestGroup == 64)
         for n in 0..<64 {
-            #expect(try await store.user("u\(n)").activity("a")?.activity.title == (n % 8 == 5 ? nil : "latte \(n)"))
+            #expect(try await store.user("u\(n)").read { try $0.activity("a") }?.activity.title == (n % 8 == 5 ? nil : "latte \(n)"))
         }
         #expect(try store.eventStore.verifyViews(full: true).isEqual)
     }

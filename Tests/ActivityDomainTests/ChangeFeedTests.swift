@@ -54,7 +54,7 @@ struct ChangeFeedTests {
         try await store.declareActivityTypes([viewOrder])
         let users = (0..<300).map { "user\($0)" } + ["jos\u{e9}", "jose\u{301}"]   // canonically equal, two users
         // Some history before the feeds start: they catch up on it.
-        for user in users.prefix(40) { try await store.user(user).createActivity(makeActivity("before")) }
+        for user in users.prefix(40) { try await store.user(user).write { try $0.createActivity(makeActivity("before")) } }
         let watched = ["user0", "user7", "user299", "jos\u{e9}", "jose\u{301}", ""]
         let writers = 8, rounds = 60
         let feeds = watched.map { store.user($0).changes(from: 1) }
@@ -66,11 +66,11 @@ struct ChangeFeedTests {
                         let user = users[(writer + round * writers) % users.count]
                         let space = user == "user7" && round % 5 == 0 ? store.user("") : store.user(user)
                         let id = "w\(writer)-\(round)"
-                        try await space.createActivity(makeActivity(id, device: "d\(round % 3)") { $0.eligibleForSearch = true })
-                        try await space.becomeCurrent(id)
-                        try await space.indexSearchableItems([makeItem("i-\(id)", title: "item \(round)")])
-                        if round % 4 == 0 { try await space.deleteSearchableItems(withIdentifiers: ["i-\(id)"]) }
-                        if round % 6 == 0 { try await space.invalidate(id) }
+                        try await space.write { try $0.createActivity(makeActivity(id, device: "d\(round % 3)") { $0.eligibleForSearch = true }) }
+                        try await space.write { try $0.becomeCurrent(id) }
+                        try await space.write { try $0.indexSearchableItems([makeItem("i-\(id)", title: "item \(round)")]) }
+                        if round % 4 == 0 { try await space.write { try $0.deleteSearchableItems(withIdentifiers: ["i-\(id)"]) } }
+                        if round % 6 == 0 { try await space.write { try $0.invalidate(id) } }
                     }
                 }
             }
@@ -97,7 +97,7 @@ struct ChangeFeedTests {
         defer { store.close() }
         try await store.declareActivityTypes([viewOrder])
         let alice = store.user("alice"), bob = store.user("bob")
-        for i in 0..<5 { try await alice.createActivity(makeActivity("a\(i)")) }
+        for i in 0..<5 { try await alice.write { try $0.createActivity(makeActivity("a\(i)")) } }
         var options = SubscriptionOptions()
         options.chunk = 2   // catching up crosses several reads
         var feed = alice.changes(from: 1, options: options).makeAsyncIterator()
@@ -107,9 +107,9 @@ struct ChangeFeedTests {
         // Live: commits made while the feed waits reach it, each once.
         let writer = Task {
             for i in 5..<25 {
-                try await bob.createActivity(makeActivity("b\(i)"))
-                try await alice.createActivity(makeActivity("a\(i)"))
-                if i % 3 == 0 { try await alice.becomeCurrent("a\(i)") }
+                try await bob.write { try $0.createActivity(makeActivity("b\(i)")) }
+                try await alice.write { try $0.createActivity(makeActivity("a\(i)")) }
+                if i % 3 == 0 { try await alice.write { try $0.becomeCurrent("a\(i)") } }
             }
         }
         while true {
@@ -130,11 +130,11 @@ struct ChangeFeedTests {
         defer { store.close() }
         try await store.declareActivityTypes([viewOrder])
         let alice = store.user("alice")
-        try await alice.createActivity(makeActivity("a1", device: "phone") { $0.title = "Latte" })
-        let (current, position) = try await alice.reading { space in (try space.currentActivities(), space.position) }
+        try await alice.write { try $0.createActivity(makeActivity("a1", device: "phone") { $0.title = "Latte" }) }
+        let (current, position) = try await alice.read { space in (try space.currentActivities(), space.position) }
         let head = try store.head()
         #expect(current.isEmpty && position == head)
-        try await alice.becomeCurrent("a1")   // on the phone; the laptop follows
+        try await alice.write { try $0.becomeCurrent("a1") }   // on the phone; the laptop follows
         let changes = try await Self.take(1, from: alice.changes(from: position + 1))
         guard case .becameCurrent(let activity, let device, let superseded)? = changes.first?.change else {
             Issue.record("expected becameCurrent, got \(changes)")
@@ -151,12 +151,12 @@ struct ChangeFeedTests {
         defer { store.close() }
         try await store.declareActivityTypes([viewOrder])
         let alice = store.user("alice")
-        try await alice.createActivity(makeActivity("a1"))
+        try await alice.write { try $0.createActivity(makeActivity("a1")) }
         var feed = alice.changes(from: 1).makeAsyncIterator()
         #expect(try await feed.next()?.type == ActivityEventCatalog.activityCreated)
         let forget = Task {
             try await Task.sleep(for: .milliseconds(50))   // the feed is waiting, live
-            try await store.user("bob").createActivity(makeActivity("b1"))
+            try await store.user("bob").write { try $0.createActivity(makeActivity("b1")) }
             return try store.forgetUser("alice").positions!.lowerBound
         }
         do {
@@ -173,7 +173,7 @@ struct ChangeFeedTests {
         let thrown = await #expect(throws: ActivityError.self) { _ = try await again.next() }
         #expect(thrown?.code == .userForgotten && thrown?.value == "\(position)")
         // After the forget, alice may come back: a feed from after it sees her new events.
-        try await alice.createActivity(makeActivity("a2"))
+        try await alice.write { try $0.createActivity(makeActivity("a2")) }
         let later = try await Self.take(1, from: alice.changes(from: position + 1))
         #expect(later.first?.type == ActivityEventCatalog.activityCreated)
     }
@@ -198,17 +198,17 @@ struct ChangeFeedTests {
             if !records.isEmpty { try follower.eventStore.appendRecords(records) }
         }
         try await leader.declareActivityTypes([viewOrder])
-        try await leader.user("alice").createActivity(makeActivity("a1", device: "phone"))
+        try await leader.user("alice").write { try $0.createActivity(makeActivity("a1", device: "phone")) }
         try ship()
         var feed = follower.user("alice").changes(from: try follower.head() + 1).makeAsyncIterator()
-        let written = try await leader.user("alice").becomeCurrent("a1").positions!.upperBound
+        let written = try await leader.user("alice").write { try $0.becomeCurrent("a1") }.positions!.upperBound
         // Not there yet: the wait times out with how far the follower got.
         let timeout = await #expect(throws: EventLogError.self) { try await follower.waitForPosition(written, timeout: .milliseconds(50)) }
         #expect(timeout?.code == .timedOut)
         let waiting = Task { try await follower.waitForPosition(written, timeout: .seconds(30)) }
         try ship()
         try await waiting.value
-        await #expect(try follower.user("alice").currentActivities().map(\.activity.activity) == ["a1"])
+        await #expect(try follower.user("alice").read { try $0.currentActivities() }.map(\.activity.activity) == ["a1"])
         let change = try #require(try await feed.next())
         guard case .becameCurrent("a1", "phone", nil) = change.change else {
             Issue.record("expected a1 becoming current on the phone, got \(change)")

@@ -16,9 +16,9 @@ struct ClosingTests {
         let store = try ActivityStore.open(path: path, options: testOptions())
         try await store.declareActivityTypes([viewOrder])
         let alice = store.user("alice")
-        try await alice.createActivity(makeActivity("a1") { $0.eligibleForSearch = true; $0.title = "Latte" })
-        try await alice.becomeCurrent("a1")
-        try await alice.indexSearchableItems([makeItem("i1", title: "Oat latte")])
+        try await alice.write { try $0.createActivity(makeActivity("a1") { $0.eligibleForSearch = true; $0.title = "Latte" }) }
+        try await alice.write { try $0.becomeCurrent("a1") }
+        try await alice.write { try $0.indexSearchableItems([makeItem("i1", title: "Oat latte")]) }
         let head = try store.head()
         // Opening the same directory twice in a process is refused while it is open.
         #expect(throws: EnvironmentAlreadyOpenError.self) { _ = try ActivityStore(path: path, options: testOptions()) }
@@ -41,12 +41,12 @@ struct ClosingTests {
         expectClosed("a command") { try alice.becomeCurrent("a1") }
         expectClosed("a read") { _ = try alice.currentActivities() }
         expectClosed("a search") { _ = try alice.search("latte", now: at(60)) }
-        expectClosed("reading") { _ = try alice.reading { try $0.items() } }
+        expectClosed("reading") { _ = try alice.read { try $0.items() } }
         expectClosed("events") { _ = try store.eventStore.events(from: 1) }
         expectClosed("verify") { _ = try store.eventStore.verify() }
         expectClosed("a snapshot") { _ = try store.eventStore.createSnapshot() }
         #expect(store.eventStore.environment.info().mapSize > 0, "info() answers from what it saw at close, without touching the handle")
-        await #expect { try await alice.createActivity(makeActivity("a2")) } throws: { EventLogError.storeClosed ~= $0 }
+        await #expect { try await alice.write { try $0.createActivity(makeActivity("a2")) } } throws: { EventLogError.storeClosed ~= $0 }
         let error = #expect(throws: EventLogError.self) { try store.declareActivityTypes([editOrder]) }
         #expect(error?.description.contains(path) == true && error?.description.contains("closed") == true, "\(String(describing: error))")
         var feed = alice.changes(from: 1).makeAsyncIterator()
@@ -57,7 +57,7 @@ struct ClosingTests {
         #expect(report.bytesAfter > 0)
         let reopened = try ActivityStore.open(path: path, options: testOptions())
         #expect(try reopened.head() == head)
-        await #expect(try reopened.user("alice").currentActivities().map(\.activity.activity) == ["a1"])
+        await #expect(try reopened.user("alice").read { try $0.currentActivities() }.map(\.activity.activity) == ["a1"])
         #expect(try reopened.eventStore.verify(payloadCheck: ActivityEventCatalog.checkPayload).isValid)
         #expect(try reopened.eventStore.verifyViews(full: true).isEqual)
         reopened.close()
@@ -82,7 +82,7 @@ struct ClosingTests {
                     for i in 0..<cap {
                         let id = "w\(writer)-\(i)"
                         do {
-                            try await store.user("u\(writer % 4)").createActivity(makeActivity(id))
+                            try await store.user("u\(writer % 4)").write { try $0.createActivity(makeActivity(id)) }
                             done.append("u\(writer % 4)/\(id)")
                             acknowledgedSoFar.increment()
                         } catch EventLogError.storeClosed {
@@ -141,14 +141,14 @@ struct ClosingTests {
         try await testGracefulShutdown { trigger in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await store.run() }
-                try await store.user("alice").createActivity(makeActivity("a1"))
+                try await store.user("alice").write { try $0.createActivity(makeActivity("a1")) }
                 trigger.triggerGracefulShutdown()
                 try await group.waitForAll()
             }
         }
         #expect(store.isClosed)
         let reopened = try ActivityStore.open(path: path, options: testOptions())
-        await #expect(try reopened.user("alice").activity("a1") != nil)
+        await #expect(try reopened.user("alice").read { try $0.activity("a1") } != nil)
         reopened.close()
     }
 }

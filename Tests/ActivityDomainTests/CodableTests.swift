@@ -221,11 +221,11 @@ struct CodableTests {
         defer { store.close() }
         try await store.declareActivityTypes([viewOrder])
         let alice = store.user("alice")
-        try await alice.createActivity(makeActivity("a1") { $0.eligibleForSearch = true; $0.userInfo = ["n": .integer(1)] })
-        try await alice.becomeCurrent("a1")
-        try await alice.indexSearchableItems([makeItem("i1", title: "Latte")])
+        try await alice.write { try $0.createActivity(makeActivity("a1") { $0.eligibleForSearch = true; $0.userInfo = ["n": .integer(1)] }) }
+        try await alice.write { try $0.becomeCurrent("a1") }
+        try await alice.write { try $0.indexSearchableItems([makeItem("i1", title: "Latte")]) }
         try alice.indexBatch(index: "orders", clientState: Data("1".utf8)) { $0.deleteSearchableItems(withIdentifiers: ["i1"]) }
-        try await alice.deleteAllSavedUserActivities()
+        try await alice.write { try $0.deleteAllSavedUserActivities() }
         let head = try store.head()
         var feed = alice.changes(from: 1).makeAsyncIterator()
         var count = 0

@@ -125,7 +125,7 @@ struct IndexerTests {
         try bob.indexSearchableItems([makeItem("b1", title: "open latte")], at: at(2))
         try store.eventStore.catchUpIndex()
         #expect(ids(try alice.search("secret", now: at(3))).sorted() == ["a1", "a2"])
-        let aliceSpace = try #require(try store.read { try store.views.spaces.id(of: "alice", in: $0) })
+        let aliceSpace = try #require(try store.eventStore.read { try store.views.spaces.id(of: "alice", in: $0) })
 
         try store.forgetUser("alice", at: at(4))
         // The index has not applied the forget: her documents are still in it, under her old space.

@@ -22,7 +22,7 @@ struct ItemStoreReferenceTests {
                 makeItem("b", title: "Tea"),
             ], at: at(0))
             try store.indexSearchableItems([makeItem("c", title: "Mocha") { $0.attributeSet.contentDescription = description }], at: at(1))
-            let stored = try store.read { txn in
+            let stored = try store.eventStore.read { txn in
                 try store.views.items.records.withValue(forKey: Array("a".utf8), prefix: SpaceKey.prefix(of: 0), in: txn) { $0.count }
             }
             #expect(description.utf8.count > 18_000)
@@ -66,7 +66,7 @@ struct ItemStoreReferenceTests {
             try store.indexSearchableItems([makeItem("order-1", domain: "orders.2025", title: "Mocha"),
                                             makeItem("order-2") { $0.expirationDate = at(100) }], at: at(9))
             func record(_ id: String) throws -> Activitylog_V1_SearchableItemRecord? {
-                try store.read { txn in
+                try store.eventStore.read { txn in
                     try store.views.items.records.withValue(forKey: Array(id.utf8), prefix: SpaceKey.prefix(of: 0), in: txn) {
                         try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8]($0))
                     }
@@ -154,7 +154,7 @@ struct ItemStoreReferenceTests {
 
     /// The expiration index as stored: each key with the parts its value names.
     private func expirationEntries(_ store: ActivityStore) throws -> [(key: ExpirationKey, parts: [UInt32])] {
-        try store.read { txn in
+        try store.eventStore.read { txn in
             let db: Database<[UInt8], [UInt8]> = try txn.openDatabase("spotlight.itemsByExpiration")
             var entries: [(key: ExpirationKey, parts: [UInt32])] = []
             let cursor = try db.cursor(in: txn)
@@ -176,7 +176,7 @@ struct ItemStoreReferenceTests {
                 makeItem("o-1", domain: "orders"), makeItem("x-1"), makeItem("l-1", domain: long + ".a"), makeItem("l-2", domain: long + "b"),
             ], at: at(0))
             func entries() throws -> [(domain: String, position: UInt64, parts: Int)] {
-                try store.read { txn in
+                try store.eventStore.read { txn in
                     let db: Database<[UInt8], [UInt8]> = try txn.openDatabase("spotlight.itemsByDomain")
                     var rows: [(domain: String, position: UInt64, parts: Int)] = []
                     let cursor = try db.cursor(in: txn)

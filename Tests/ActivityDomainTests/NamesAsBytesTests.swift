@@ -37,10 +37,10 @@ struct NamesAsBytesTests {
             "query " + (try space.query(#"title == "secret*""#, now: now, after: try space.head()).map(\.identifier).joined(separator: "|")),
             "resolve " + "\(try space.resolve("key"))",
             // One read of the log and the index (SpaceReader): documents with each hit, items fetched by identifier.
-            "documents " + (try space.reading(after: try space.head()) { reader in
+            "documents " + (try space.read(after: try space.head()) { reader in
                 try reader.searchDocuments("secret", now: now).map { "\($0.hit.identifier)" }
             }.joined(separator: "|")),
-            "fetched " + (try space.reading { try $0.items(withIdentifiers: ["shared", "batched"]).map(\.item.uniqueIdentifier) }.joined(separator: "|")),
+            "fetched " + (try space.read { try $0.items(withIdentifiers: ["shared", "batched"]).map(\.item.uniqueIdentifier) }.joined(separator: "|")),
         ]
     }
 

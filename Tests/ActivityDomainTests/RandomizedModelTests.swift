@@ -7,7 +7,7 @@ import Testing
 struct RandomizedModelTests {
     /// The store's views, in the model's shape.
     static func observed(_ store: ActivityStore) throws -> ReferenceModel {
-        try store.read { txn in
+        try store.eventStore.read { txn in
             var model = ReferenceModel()
             model.types = Set(try store.views.registry.declaredTypes(in: txn))
             for record in try store.views.registry.allRecords(space: 0, in: txn) {

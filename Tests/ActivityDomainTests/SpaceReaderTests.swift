@@ -49,7 +49,7 @@ struct SpaceReaderTests {
         defer { store.close() }
         let alice = store.user("alice")
         try alice.indexSearchableItems([makeItem("i0", title: "Latte")])
-        let (before, after, position, seenAfter) = try alice.reading(after: try store.head()) { space in
+        let (before, after, position, seenAfter) = try alice.read(after: try store.head()) { space in
             let before = try space.items().count
             let hitsBefore = try space.search("latte", now: at(60)).count
             // Another thread commits while this read is open.

@@ -78,7 +78,7 @@ struct ViewState: Equatable {
 
 extension ActivityStore {
     func viewState() throws -> ViewState {
-        try read { txn in
+        try eventStore.read { txn in
             ViewState(
                 head: try eventStore.head(in: txn),
                 declaredTypes: try views.registry.declaredTypes(in: txn),

@@ -259,7 +259,7 @@ struct UserSpaceIsolationTests {
     /// `user`'s space (keys starting with another space id; the directory
     /// and the store-wide types whole).
     static func bytes(of store: ActivityStore, except user: String) throws -> [String: [[UInt8]]] {
-        try store.read { txn in
+        try store.eventStore.read { txn in
             guard let excluded = try store.views.spaces.id(of: user, in: txn) else { return [:] }
             let prefix = SpaceKey.prefix(of: excluded)
             var result: [String: [[UInt8]]] = [:]

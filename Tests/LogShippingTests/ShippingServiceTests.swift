@@ -42,7 +42,7 @@ struct ShippingServiceTests {
         }
         let stream = "service-\(UUID().uuidString.prefix(8))"
         try await leader.declareActivityTypes(["com.example.app.viewOrder"])
-        try await leader.user("alice").createActivity(UserActivity(activity: "a1", activityType: "com.example.app.viewOrder", device: "phone"))
+        try await leader.user("alice").write { try $0.createActivity(UserActivity(activity: "a1", activityType: "com.example.app.viewOrder", device: "phone")) }
         var shipOptions = ShipOptions()
         shipOptions.pollInterval = .milliseconds(20)
         let shipper = try LogShipper(store: leader.eventStore, to: PostgresLocation(url: url), stream: stream, options: shipOptions)
@@ -69,9 +69,9 @@ struct ShippingServiceTests {
                 // The laptop listens on the follower; the phone writes to the leader.
                 try await follower.waitForPosition(try leader.head(), timeout: .seconds(300))   // a hang guard
                 var feed = follower.user("alice").changes(from: try follower.head() + 1).makeAsyncIterator()
-                let written = try await leader.user("alice").becomeCurrent("a1").positions!.upperBound
+                let written = try await leader.user("alice").write { try $0.becomeCurrent("a1") }.positions!.upperBound
                 try await follower.waitForPosition(written, timeout: .seconds(300))   // a hang guard
-                #expect(try await follower.user("alice").currentActivities().map(\.activity.activity) == ["a1"])
+                #expect(try await follower.user("alice").read { try $0.currentActivities() }.map(\.activity.activity) == ["a1"])
                 let change = try #require(try await feed.next())
                 guard case .becameCurrent("a1", "phone", nil) = change.change else {
                     Issue.record("expected a1 becoming current on the phone, got \(change)")

@@ -9,17 +9,17 @@ extension ActivityCommandExecutor {
     /// Every projection drops the space when it applies that record. A user
     /// with no space (never seen, or already forgotten with nothing since)
     /// changes nothing.
-    func forget(at time: Date, result: inout CommandResult) throws {
-        let user = currentUser
+    func forget(_ scope: inout CommandScope) throws {
+        let user = scope.user
         guard !user.isEmpty else {
             throw ActivityError(.invalidValue, operation: "forgetUser", field: "user", value: "\"\"",
                                 allowed: "a user's name: the default space \"\" holds the app's own data and cannot be forgotten")
         }
-        guard let id = try views.spaces.id(of: user, in: batch.transaction) else { return }
-        let positions = try views.spaces.positions(ofSpace: id, in: batch.transaction)
+        guard scope.space != SpaceDirectory.none else { return }
+        let positions = try views.spaces.positions(ofSpace: scope.space, in: txn)
         guard !positions.isEmpty else { return }
-        try batch.redact(positions, context: ForgetUser.context(user: user), at: time)
-        noteAppended(RedactionRecord.type)
-        result.redactedEvents = positions.count
+        try batch.redact(positions, context: ForgetUser.context(user: user), at: scope.time)
+        scope.result.eventTypes.append(RedactionRecord.type)
+        scope.result.redactedEvents = positions.count
     }
 }

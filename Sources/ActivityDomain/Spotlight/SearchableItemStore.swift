@@ -299,9 +299,6 @@ public struct SearchableItemStore: Projection {
     }
 
     /// Writes as it goes: the commands of the same batch read the item store.
-    /// An event appended by the command executor comes with the
-    /// ``SpotlightEvent`` it encoded (``EventLog/LogBatch/append(_:decoded:)``),
-    /// taken instead of decoding the payload again; any other is decoded.
     final class Writer: ProjectionWriter {
         let store: SearchableItemStore
         let txn: WriteTransaction
@@ -314,38 +311,30 @@ public struct SearchableItemStore: Projection {
         }
 
         func apply(_ event: RecordedEvent) throws {
-            try store.apply(event, decoded: nil, in: txn, log: log)
-        }
-
-        func apply(_ event: RecordedEvent, prepared: (any Sendable)?) throws {
-            try store.apply(event, decoded: prepared as? SpotlightEvent, in: txn, log: log)
+            // The domain and expiration entries the event changes, written once each when it is applied.
+            var edits = EntryEdits()
+            try store.apply(event, edits: &edits, in: txn, log: log)
+            try store.write(edits, in: txn)
         }
     }
 
-    private func apply(_ recorded: RecordedEvent, decoded: SpotlightEvent?, in txn: WriteTransaction, log: LogReader) throws {
-        // The domain and expiration entries the event changes, written once each when it is applied.
-        var edits = EntryEdits()
-        try apply(recorded, decoded: decoded, edits: &edits, in: txn, log: log)
-        try write(edits, in: txn)
-    }
-
-    private func apply(_ recorded: RecordedEvent, decoded: SpotlightEvent?, edits: inout EntryEdits,
-                       in txn: WriteTransaction, log: LogReader) throws {
+    /// Applies one event, reading it from its payload the one way, live and
+    /// in a rebuild: an indexing event's items by a walk of its bytes
+    /// without their attributes (``IndexedItemsWire``, a fifth of the
+    /// decoder's instructions; every item comes with its slice, so a record
+    /// never holds such an item without its attributes), any other event
+    /// (or indexing bytes the walk does not take) decoded whole.
+    private func apply(_ recorded: RecordedEvent, edits: inout EntryEdits, in txn: WriteTransaction, log: LogReader) throws {
         if let forgotten = try spaces.forgottenSpace(by: recorded, in: txn) {
             try removeSpace(forgotten, edits: &edits, in: txn, log: log)
             return
         }
-        // A rebuild or a follower has no decoded event: an indexing event's
-        // items are read from its bytes without their attributes
-        // (``IndexedItemsWire``), at a fifth of the decoder's instructions.
-        // Every item comes with its slice, so a record never holds such an
-        // item without its attributes.
-        if decoded == nil, let (user, items) = IndexedItemsWire.read(recorded, attributes: false) {
+        if let (user, items) = IndexedItemsWire.read(recorded, attributes: false) {
             let space = try spaces.appliedID(of: user, recorded, in: txn)
             try index(items.map { ($0.item, $0.slice) }, of: recorded, space: space, edits: &edits, in: txn, log: log)
             return
         }
-        guard let event = try decoded ?? SpotlightEvent(recorded) else { return }
+        guard let event = try SpotlightEvent(recorded) else { return }
         let space = try spaces.appliedID(of: event.user, recorded, in: txn)
         switch event {
         case .itemsIndexed(let m):

@@ -36,6 +36,11 @@ enum SpotlightEvent {
         }
     }
 
+    /// The event to append in `user`'s space, stamped with the command's time.
+    func newEvent(user: String, at time: Date) throws -> NewEvent {
+        try stamped(user: user).encoded(at: time)
+    }
+
     /// The event with its user space set, as it is appended (``encoded(at:)``).
     func stamped(user: String) -> SpotlightEvent {
         switch self {

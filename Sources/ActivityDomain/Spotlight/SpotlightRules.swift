@@ -4,7 +4,7 @@ import TextIndex
 /// The stateless rules of SPEC §4 for searchable items and index batches:
 /// identifiers, domains, attribute values, client states, and the default
 /// expiration. The rules that need the store (merging into an existing item,
-/// the stored client state) are in ``SpotlightCommandExecutor``.
+/// the stored client state) are in `ActivityCommandExecutor+Spotlight.swift`.
 ///
 /// ```swift
 /// try SpotlightRules.checkDomainIdentifier("orders.2024", operation: "indexSearchableItems")   // fine

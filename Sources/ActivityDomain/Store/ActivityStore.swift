@@ -44,7 +44,7 @@ public final class ActivityStore: UserScoped {
     /// Search latency (``ActivityMetrics``); the engine's metrics are `eventStore.metrics`.
     let metrics: ActivityMetrics
 
-    /// The projections, for reads inside ``read(_:)``.
+    /// The projections, for reads inside `eventStore.read { txn in … }`.
     public var views: ActivityViews { eventStore.views }
 
     /// The keyword index, for reads inside ``EventLog/EventStore/readIndex(after:timeout:_:)``
@@ -84,28 +84,23 @@ public final class ActivityStore: UserScoped {
     /// space: all of them, or (when one is rejected) none. Each sees the
     /// effects of those before it. A rejected command's
     /// ``ActivityError/commandIndex`` says which it was. Commands without a
-    /// time get `time`, else the write's time (``EventLog/LogBatch/time``:
+    /// time of their own take `time`, else the write's (``EventLog/LogBatch/time``:
     /// the clock, read once when the write is handed over). On a retry of a
     /// write with the same idempotency key, nothing runs and the result is empty.
     @discardableResult
     public func write(_ commands: [ActivityCommand.Timed], at time: Date? = nil,
-                      options writeOptions: WriteOptions = WriteOptions()) throws -> [CommandResult] {
-        let writeOptions = try prepareWrite(commands, at: time, options: writeOptions)
-        let receipt = try eventStore.write(writeOptions) { batch in
-            try Self.execute(commands, views: views, in: batch)
-        }
-        return Self.results(of: receipt)
+                      options: WriteOptions = WriteOptions()) throws -> [CommandResult] {
+        try Self.checkTransaction(commands)
+        let views = self.views
+        return Self.results(of: try eventStore.write(Self.options(options, at: time)) { batch in
+            try ActivityCommandExecutor.execute(commands, views: views, in: batch)
+        })
     }
 
-    /// What every write of commands does before it is handed over: checks
-    /// the transaction and decides its time (once: the closure may run again
-    /// when the map grows, and must decide the same way). (The items are
-    /// tokenized by the indexer, behind the log.)
-    func prepareWrite(_ commands: [ActivityCommand.Timed], at time: Date?, options: WriteOptions) throws -> WriteOptions {
-        try Self.checkTransaction(commands)
+    /// `options` with the write's time `time` when given.
+    static func options(_ options: WriteOptions, at time: Date?) -> WriteOptions {
         var options = options
         if let time { options.time = time }
-        options.time = eventStore.transactionTime(options)
         return options
     }
 
@@ -125,26 +120,6 @@ public final class ActivityStore: UserScoped {
             error.commandIndex = index
             throw error
         }
-    }
-
-    /// Runs `commands` in `batch`'s transaction: the body of every write of
-    /// commands. A command without a time of its own takes the batch's.
-    static func execute(_ commands: [ActivityCommand.Timed], views: ActivityViews,
-                        in batch: LogBatch) throws -> [CommandResult] {
-        let executor = ActivityCommandExecutor(views: views, batch: batch)
-        var results: [CommandResult] = []
-        results.reserveCapacity(commands.count)
-        for (index, timed) in commands.enumerated() {
-            do {
-                results.append(try executor.execute(timed.command, user: timed.user, at: timed.at ?? batch.time))
-            } catch var error as ActivityError {
-                if commands.count > 1 { error.commandIndex = index }
-                throw error
-            }
-        }
-        // An index batch begun and not ended rejects the whole write.
-        try executor.finish()
-        return results
     }
 
     /// Erases `user` (SPEC §10): in one transaction, a redaction record
@@ -178,17 +153,12 @@ public final class ActivityStore: UserScoped {
 
     // MARK: Queries
 
-    /// Runs `body` in one read transaction, for several reads of ``views`` that must agree.
-    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
-        try eventStore.read(body)
-    }
-
     /// The last position of the log.
     public func head() throws -> Position { try eventStore.head() }
 
     /// The declared activity types, sorted.
     public func declaredActivityTypes() throws -> [String] {
-        try read { try views.registry.declaredTypes(in: $0) }
+        try eventStore.read { try views.registry.declaredTypes(in: $0) }
     }
 
     /// Every user space with what it holds, by user (UTF-8 byte order); the
@@ -205,7 +175,7 @@ public final class ActivityStore: UserScoped {
                             documents: try documents(space))
             }
         }
-        guard eventStore.index != nil else { return try read { txn in try summaries({ _ in 0 }, txn) } }
+        guard eventStore.index != nil else { return try eventStore.read { txn in try summaries({ _ in 0 }, txn) } }
         return try eventStore.readIndex { index, log in
             try summaries({ space in Int(try self.indexViews.search.index.space(space).statistics(in: index).documentCount) }, log)
         }

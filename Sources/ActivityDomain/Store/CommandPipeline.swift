@@ -58,17 +58,13 @@ public final class CommandPipeline: Sendable {
                        onDurable: (@Sendable (Result<[CommandResult], any Error>) -> Void)? = nil)
         throws -> PipelinedWrite<[CommandResult]> {
         try ActivityStore.checkTransaction(commands)
-        var writeOptions = writeOptions
-        if let time { writeOptions.time = time }
-        let batchTime = store.eventStore.transactionTime(writeOptions)
-        writeOptions.time = batchTime
         let views = store.views
-        return try writes.submit(writeOptions, completing: { receipt in
+        return try writes.submit(ActivityStore.options(writeOptions, at: time), completing: { receipt in
             if receipt.value != nil { receipt.value = ActivityStore.results(of: receipt) }
         }, onDurable: { outcome in
             onDurable?(outcome.map { $0.value ?? [] })
         }) { batch in
-            try ActivityStore.execute(commands, views: views, in: batch)
+            try ActivityCommandExecutor.execute(commands, views: views, in: batch)
         }
     }
 

@@ -6,10 +6,11 @@ import TextIndex
 /// The reads of one user space in one read transaction of the log (and,
 /// for search, one of the keyword index, begun just before it): what a
 /// page needs, seeing one commit and nothing after it
-/// (``UserScoped/reading(after:timeout:_:)-(_,_,((SpaceReader)throws->R))``).
+/// (``UserScoped/read(after:timeout:_:)-(_,_,((SpaceReader)throws->R))``).
+/// Every read of ``SpaceQueries``, and the searches.
 ///
 /// ```swift
-/// let page = try store.user("alice").reading { space in
+/// let page = try store.user("alice").read { space in
 ///     (current: try space.currentActivities(),
 ///      results: try space.searchDocuments("latte", now: now),   // hits with their item or saved activity
 ///      position: space.position)                              // where a change feed picks up: changes(from: position + 1)
@@ -18,7 +19,7 @@ import TextIndex
 ///
 /// A reader lives as long as its closure: it must not escape it. Keep the
 /// closure short: an open read transaction keeps LMDB from reusing pages.
-public struct SpaceReader {
+public struct SpaceReader: SpaceQueries {
     let store: ActivityStore
     /// A read transaction of the log, where every view but the keyword index is.
     let txn: ReadTransaction
@@ -44,134 +45,24 @@ public struct SpaceReader {
         position = try store.eventStore.head(in: txn)
     }
 
-    private var views: ActivityViews { store.views }
+    var views: ActivityViews { store.views }
 
-    private func inSpace<R>(_ empty: R, _ body: (UInt32) throws -> R) rethrows -> R {
+    /// `body` of the space's id, or `empty` while the space has no data.
+    func inSpace<R>(_ empty: R, _ body: (UInt32) throws -> R) rethrows -> R {
         guard let space else { return empty }
         return try body(space)
     }
 
-    // MARK: Activities
-
-    /// The activity with this id, in any state.
-    public func activity(_ id: String) throws -> ActivityRecord? {
-        try ActivityRules.checkIdentifier(id, field: "activity", operation: "activity")
-        return try inSpace(nil) { try views.registry.record(id, space: $0, in: txn) }
-    }
-
-    /// Every activity of the space, by id.
-    public func activities() throws -> [ActivityRecord] {
-        try inSpace([]) { try views.registry.allRecords(space: $0, in: txn) }
-    }
-
-    /// The activity current on the space's `device`, or nil.
-    public func currentActivity(onDevice device: String) throws -> CurrentActivity? {
-        try ActivityRules.checkIdentifier(device, field: "device", operation: "currentActivity")
-        return try inSpace(nil) { try views.current.activity(onDevice: device, space: $0, registry: views.registry, in: txn) }
-    }
-
-    /// Every current activity of the space, by device.
-    public func currentActivities() throws -> [CurrentActivity] {
-        try inSpace([]) { try views.current.all(space: $0, registry: views.registry, in: txn) }
-    }
-
-    /// What Handoff offers the user on `device` at `now`
-    /// (``UserScoped/handoffCandidates(device:now:)``).
-    public func handoffCandidates(device: String, now: Date) throws -> [CurrentActivity] {
-        try ActivityRules.checkIdentifier(device, field: "device", operation: "handoff")
-        let limit = store.options.handoffUserInfoLimit
-        return try currentActivities()
-            .filter { current in
-                !Name.equal(current.device, device) && current.activity.eligibleForHandoff
-                    && !current.activity.isExpired(at: now) && ActivityStore.encodedUserInfoSize(current.activity.userInfo) <= limit
-            }
-            .sorted { ($0.becameCurrentAt, $0.position) > ($1.becameCurrentAt, $1.position) }
-    }
-
-    // MARK: Saved activities
-
-    /// Every saved copy of the space, by key.
-    public func savedActivities() throws -> [SavedActivity] {
-        try inSpace([]) { try views.saved.all(space: $0, in: txn) }
-    }
-
-    /// The copy saved under `key` (a persistentIdentifier, or an activity id).
-    public func savedActivity(forKey key: String) throws -> SavedActivity? {
-        try ActivityRules.checkIdentifier(key, field: "key", operation: "savedActivity")
-        return try inSpace(nil) { try views.saved.activity(forKey: key, space: $0, in: txn) }
-    }
-
-    /// The saved copies with this targetContentIdentifier, most recently saved first.
-    public func savedActivities(withTargetContentIdentifier identifier: String) throws -> [SavedActivity] {
-        try inSpace([]) { try views.saved.activities(withTargetContentIdentifier: identifier, space: $0, in: txn) }
-    }
-
-    /// The saved copies with this webpageURL, most recently saved first.
-    public func savedActivities(withWebpageURL url: URL) throws -> [SavedActivity] {
-        try inSpace([]) { try views.saved.activities(withWebpageURL: url.absoluteString, space: $0, in: txn) }
-    }
-
-    /// What a persistentIdentifier, targetContentIdentifier or webpageURL
-    /// names (``UserScoped/resolve(_:)``).
-    public func resolve(_ identifier: String) throws -> SavedActivityResolution {
-        try inSpace(.unknown) { try views.saved.resolve(identifier, space: $0, in: txn) }
-    }
-
-    /// Siri's "suggest returning to this screen" (``UserScoped/suggestions(now:limit:)``).
-    public func suggestions(now: Date, limit: Int = 10) throws -> [Suggestion] {
-        let records = try inSpace([]) { try views.saved.allRecords(space: $0, in: txn) }
-        let nowMicros = now.eventMicroseconds
-        let ranked = try records
-            .filter { $0.copy.eligibleForPrediction && !($0.copy.hasExpirationDateMicros && $0.copy.expirationDateMicros <= nowMicros) }
-            .map { try Suggestion(record: $0, nowMicros: nowMicros) }
-            .sorted { $0.score != $1.score ? $0.score > $1.score : utf8Less($0.key, $1.key) }
-        return Array(ranked.prefix(max(0, limit)))
-    }
-
-    // MARK: Items
-
-    /// The client state the last committed batch of `index` stored, or nil.
-    public func fetchLastClientState(index: String) throws -> Data? {
-        try ActivityRules.checkIdentifier(index, field: "index", operation: "fetchLastClientState")
-        return try inSpace(nil) { try views.items.clientState(ofIndex: index, space: $0, in: txn) }
-    }
-
-    /// Every stored client state, by index name.
-    public func clientStates() throws -> [IndexClientState] {
-        try inSpace([]) { try views.items.allClientStates(space: $0, in: txn) }
-    }
-
-    /// The item with this identifier, or nil.
-    public func item(_ uniqueIdentifier: String) throws -> IndexedItem? {
-        try ActivityRules.checkIdentifier(uniqueIdentifier, field: "uniqueIdentifier", operation: "item")
-        return try inSpace(nil) { try views.items.item(uniqueIdentifier, space: $0, in: txn) }
-    }
-
-    /// The items with these identifiers that exist, in the order asked (an
-    /// identifier asked twice gives its item twice); unknown ones left out.
-    public func items(withIdentifiers identifiers: [String]) throws -> [IndexedItem] {
-        for identifier in identifiers {
-            try ActivityRules.checkIdentifier(identifier, field: "uniqueIdentifier", operation: "items")
-        }
-        return try inSpace([]) { space in try identifiers.compactMap { try views.items.item($0, space: space, in: txn) } }
-    }
-
-    /// Every item, by identifier (expired ones too, until purged).
-    public func items() throws -> [IndexedItem] {
-        try inSpace([]) { try views.items.all(space: $0, in: txn) }
-    }
-
-    /// The items in `domain` and every domain below it, by identifier.
-    public func items(inDomain domain: String) throws -> [IndexedItem] {
-        try SpotlightRules.checkDomainIdentifier(domain, operation: "items", field: "domain")
-        return try inSpace([]) { try views.items.items(inDomain: domain, space: $0, in: txn) }
+    /// This reader itself.
+    public func withReader<R>(_ body: (SpaceReader) throws -> R) throws -> R {
+        try body(self)
     }
 
     // MARK: Search
 
     /// Free-text search (``UserScoped/search(_:now:limit:after:timeout:)``):
     /// identifiers and scores, from the index as far as it had applied the
-    /// log when this read began (``UserScoped/reading(after:timeout:_:)``
+    /// log when this read began (``UserScoped/read(after:timeout:_:)-(_,_,((SpaceReader)throws->R))``
     /// waits for a position first).
     public func search(_ text: String, now: Date, limit: Int = 20) throws -> [SearchHit] {
         let indexTxn = try requireIndex("search")

@@ -11,7 +11,7 @@ extension UserScoped {
     /// Handoff.
     ///
     /// ```swift
-    /// let start = try await alice.reading { $0.position }      // state read at this position…
+    /// let start = try await alice.read { $0.position }      // state read at this position…
     /// for try await change in alice.changes(from: start + 1) { // …then every change after it
     ///     if case .becameCurrent(let activity, let device, _) = change.change { … }
     /// }

@@ -3,7 +3,9 @@ import Foundation
 import LMDB
 import TextIndex
 
-/// Core Spotlight in one user space (SPEC §4, §5, §9), with Apple's names.
+/// Core Spotlight in one user space (SPEC §4, §5, §9), with Apple's names:
+/// index batches and searches (the item commands are ``SpaceCommands``'s,
+/// the item reads ``SpaceQueries``'s).
 ///
 /// ```swift
 /// let alice = store.user("alice")
@@ -15,43 +17,6 @@ import TextIndex
 /// try alice.deleteSearchableItems(withDomainIdentifiers: ["orders"])
 /// ```
 extension UserScoped {
-    // MARK: Commands
-
-    /// Indexes items: each replaces the item with its identifier, or (with
-    /// `isUpdate`) merges into it; an update of a missing item is dropped and
-    /// listed in ``CommandResult/droppedUpdates``.
-    @discardableResult
-    public func indexSearchableItems(_ items: [SearchableItem], at time: Date? = nil) throws -> CommandResult {
-        try writeOne(.indexSearchableItems(items), at: time)
-    }
-
-    /// Removes the items with these identifiers; unknown ones are fine.
-    @discardableResult
-    public func deleteSearchableItems(withIdentifiers identifiers: [String], at time: Date? = nil) throws -> CommandResult {
-        try writeOne(.deleteSearchableItems(identifiers: identifiers), at: time)
-    }
-
-    /// Removes the items in these domains and in every domain below them,
-    /// component by component (`orders` removes `orders.2024`, not `orders2024`).
-    @discardableResult
-    public func deleteSearchableItems(withDomainIdentifiers domains: [String], at time: Date? = nil) throws -> CommandResult {
-        try writeOne(.deleteSearchableItemsInDomains(domains), at: time)
-    }
-
-    /// Removes every item of this space and forgets its client states.
-    @discardableResult
-    public func deleteAllSearchableItems(at time: Date? = nil) throws -> CommandResult {
-        try writeOne(.deleteAllSearchableItems, at: time)
-    }
-
-    /// Appends the removal of every item of this space expired at `now`
-    /// (expiration ≤ now); nothing when none is. On the ``ActivityStore``
-    /// itself, every space's: each space's removals as an event of its own.
-    @discardableResult
-    public func purgeExpired(now: Date, at time: Date? = nil) throws -> CommandResult {
-        try writeOne(.purgeExpired(now: now), at: time)
-    }
-
     /// Runs an index batch: the commands `body` records commit together with
     /// `clientState` as the named index's new client state (at most 250
     /// bytes), in one transaction. When `expectedClientState` is given and
@@ -73,38 +38,7 @@ extension UserScoped {
         return Array(results.dropFirst().dropLast())
     }
 
-    // MARK: Queries (each in a read transaction of its own; ``reading(_:)`` shares one)
-
-    /// The client state the last committed batch of `index` stored, or nil.
-    public func fetchLastClientState(index: String) throws -> Data? {
-        try readingLog { try $0.fetchLastClientState(index: index) }
-    }
-
-    /// Every stored client state, by index name.
-    public func clientStates() throws -> [IndexClientState] {
-        try readingLog { try $0.clientStates() }
-    }
-
-    /// The item with this identifier, or nil.
-    public func item(_ uniqueIdentifier: String) throws -> IndexedItem? {
-        try readingLog { try $0.item(uniqueIdentifier) }
-    }
-
-    /// The items with these identifiers that exist, in the order asked,
-    /// from one read transaction; unknown identifiers are left out.
-    public func items(withIdentifiers identifiers: [String]) throws -> [IndexedItem] {
-        try readingLog { try $0.items(withIdentifiers: identifiers) }
-    }
-
-    /// Every item, by identifier (expired ones too, until purged).
-    public func items() throws -> [IndexedItem] {
-        try readingLog { try $0.items() }
-    }
-
-    /// The items in `domain` and every domain below it, by identifier.
-    public func items(inDomain domain: String) throws -> [IndexedItem] {
-        try readingLog { try $0.items(inDomain: domain) }
-    }
+    // MARK: Searches (each in a read of its own; ``read(after:timeout:_:)-(_,_,((SpaceReader)throws->R))`` shares one)
 
     /// Free-text search over items and saved activities eligible for search:
     /// every word must match, the last also as a prefix; ranked by BM25F,
@@ -127,7 +61,7 @@ extension UserScoped {
     /// ```
     public func search(_ text: String, now: Date, limit: Int = 20, after position: Position? = nil,
                        timeout: Duration = .seconds(10)) throws -> [SearchHit] {
-        try reading(after: position, timeout: timeout) { try $0.search(text, now: now, limit: limit) }
+        try read(after: position, timeout: timeout) { try $0.search(text, now: now, limit: limit) }
     }
 
     /// The documents (items and saved activities) an expression of the query
@@ -136,19 +70,19 @@ extension UserScoped {
     /// ``search(_:now:limit:after:timeout:)``.
     public func query(_ expression: String, now: Date, after position: Position? = nil,
                       timeout: Duration = .seconds(10)) throws -> [SearchHit] {
-        try reading(after: position, timeout: timeout) { try $0.query(expression, now: now) }
+        try read(after: position, timeout: timeout) { try $0.query(expression, now: now) }
     }
 
     /// ``search(_:now:limit:after:timeout:)`` with each hit's document (its
     /// item or saved activity), all from one read: a page of results.
     public func searchDocuments(_ text: String, now: Date, limit: Int = 20, after position: Position? = nil,
                                 timeout: Duration = .seconds(10)) throws -> [SearchResult] {
-        try reading(after: position, timeout: timeout) { try $0.searchDocuments(text, now: now, limit: limit) }
+        try read(after: position, timeout: timeout) { try $0.searchDocuments(text, now: now, limit: limit) }
     }
 
     /// ``query(_:now:after:timeout:)`` with each hit's document, from one read.
     public func queryDocuments(_ expression: String, now: Date, after position: Position? = nil,
                                timeout: Duration = .seconds(10)) throws -> [SearchResult] {
-        try reading(after: position, timeout: timeout) { try $0.queryDocuments(expression, now: now) }
+        try read(after: position, timeout: timeout) { try $0.queryDocuments(expression, now: now) }
     }
 }

@@ -53,6 +53,14 @@ extension EventStore {
         return receipt.value ?? 0
     }
 
+    /// ``appendRecords(_:authorizations:follow:)``, with the task suspended until it is committed.
+    @discardableResult
+    public func appendRecords(_ records: [LogRecord], authorizations: [LogRecord] = [], follow: FollowState? = nil) async throws -> Position {
+        let encoded = try follow.map { try Self.encodeFollowState($0) }
+        let receipt = try await write { batch in try self.appendRecords(records, authorizations: authorizations, follow: encoded, in: batch) }
+        return receipt.value ?? 0
+    }
+
     /// The body of both faces of ``appendRecords(_:authorizations:follow:)``:
     /// returns the head after the records.
     func appendRecords(_ records: [LogRecord], authorizations: [LogRecord], follow encoded: [UInt8]?, in batch: LogBatch) throws -> Position {

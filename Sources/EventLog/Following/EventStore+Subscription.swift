@@ -78,6 +78,11 @@ extension EventStore {
         }
     }
 
+    /// ``records(after:limit:maxBytes:)``, off the cooperative threads.
+    public func records(after position: Position, limit: Int = 1_000, maxBytes: Int = 4 << 20) async throws -> [LogRecord] {
+        try await BlockingWork.run { try self.records(after: position, limit: limit, maxBytes: maxBytes) }
+    }
+
     /// The records at `positions`, exactly as stored, in order, from one
     /// read transaction; throws when one is missing. (A shipper reads the
     /// redacted forms of the records a redaction names this way.)
@@ -99,6 +104,11 @@ extension EventStore {
             }
             return result
         }
+    }
+
+    /// ``records(at:)``, off the cooperative threads.
+    public func records(at positions: PositionRanges) async throws -> [LogRecord] {
+        try await BlockingWork.run { try self.records(at: positions) }
     }
 
     /// The last position and its link. (This and the reads above read the

@@ -221,57 +221,72 @@ final class IndexFeed: @unchecked Sendable {
         }
     }
 
+    /// What one read transaction of ``prepareNextPiece()`` found.
+    private enum Claim {
+        /// A piece, numbered in claiming order, prepared, with the payload it was claimed with.
+        case piece(number: Int, Piece, claimedBytes: Int)
+        /// Nothing after the last piece claimed yet: wait for a commit.
+        case nothingYet
+        /// The feed reached its end, or stopped: no piece is claimed any more.
+        case ended
+    }
+
     /// Claims the next piece, prepares it and queues it in its turn; false
     /// when the log has nothing after the last piece claimed (yet): then wait for a commit.
     private func prepareNextPiece() -> Bool {
-        var claim: (number: Int, piece: Piece, bytes: Int)?
-        var links: [ChainLink] = []
-        var ended = false
+        let claimed: Claim
         do {
-            try source.environment.read { txn in
+            claimed = try source.environment.read { txn -> Claim in
                 claiming.lock()
                 var holding = true
                 defer { if holding { claiming.unlock() } }
                 condition.lock()
                 let (after, over) = (readThrough, exhausted || stopped)
                 condition.unlock()
-                if over {
-                    ended = true
-                    return
-                }
+                if over { return .ended }
                 if let end, after.position >= end {
                     condition.lock()
                     exhausted = true
                     condition.broadcast()
                     condition.unlock()
-                    ended = true
-                    return
+                    return .ended
                 }
+                var links: [ChainLink] = []
                 var piece = readRecords(after: after, links: &links, in: txn)
-                if piece.events.isEmpty && piece.failure == nil { return }
-                let number = self.claim(piece), bytes = piece.bytes
+                if piece.events.isEmpty && piece.failure == nil { return .nothingYet }
+                let number = claim(piece), bytes = piece.bytes
                 claiming.unlock()
                 holding = false
                 if piece.failure == nil { prepare(&piece, after: after, links: links, in: txn) }
-                claim = (number, piece, bytes)
+                return .piece(number: number, piece, claimedBytes: bytes)
             }
         } catch {
-            // The read transaction could not begin: a piece of the failure alone.
-            claiming.lock()
-            condition.lock()
-            let after = readThrough
-            let over = exhausted || stopped
-            condition.unlock()
-            if !over {
-                var piece = Piece(last: after)
-                piece.failure = error
-                claim = (self.claim(piece), piece, 0)
-            }
-            claiming.unlock()
+            claimed = claimFailure(error)
         }
-        guard let claim else { return ended }
-        queue(claim.piece, number: claim.number, claimedBytes: claim.bytes)
-        return true
+        switch claimed {
+        case .piece(let number, let piece, let bytes):
+            queue(piece, number: number, claimedBytes: bytes)
+            return true
+        case .ended:
+            return true
+        case .nothingYet:
+            return false
+        }
+    }
+
+    /// The read transaction could not begin: a piece of the failure alone
+    /// (unless the feed is over).
+    private func claimFailure(_ error: any Error) -> Claim {
+        claiming.lock()
+        defer { claiming.unlock() }
+        condition.lock()
+        let after = readThrough
+        let over = exhausted || stopped
+        condition.unlock()
+        guard !over else { return .ended }
+        var piece = Piece(last: after)
+        piece.failure = error
+        return .piece(number: claim(piece), piece, claimedBytes: 0)
     }
 
     /// Under ``claiming``: numbers `piece`, whose records were read, and

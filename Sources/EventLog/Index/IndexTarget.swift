@@ -29,17 +29,14 @@ struct IndexTarget {
         if first.events.isEmpty, let failure = first.failure {
             throw IndexFailure(position: first.last.position + 1, error: failure)
         }
-        var failure: (any Error)?
         // Outside the transaction: when the map grows, the write runs again and must apply again
         // every piece it took from the feed, which gives each piece once.
         var taken = [first]
-        let head = try environment.write { txn -> RecordedHead in
+        let (head, failure) = try environment.write { txn -> (RecordedHead, (any Error)?) in
             // What makes two indexers (two processes) safe: the write lock orders them, this refuses the second.
             let stored = try databases.applied(in: txn)
             guard stored == expected else { throw Moved(to: stored) }
-            let (head, failed) = try apply(&taken, thenFrom: feed, in: txn, limits: limits, log: log)
-            failure = failed
-            return head
+            return try apply(&taken, thenFrom: feed, in: txn, limits: limits, log: log)
         }
         feed.release(taken)
         if let failure { throw IndexFailure(position: head.position + 1, error: failure) }

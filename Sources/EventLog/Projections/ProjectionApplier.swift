@@ -29,12 +29,10 @@ final class ProjectionApplier {
         writers = try projections.map { try $0.makeWriter(in: txn, log: log) }
     }
 
-    /// Applies `event` to every projection that starts at or before it;
-    /// `decoded`, what its appender knows the payload decodes to, goes to
-    /// every writer as its prepared value (``LogBatch/append(_:decoded:)``).
-    func apply(_ event: RecordedEvent, decoded: (any Sendable)? = nil) throws {
+    /// Applies `event` to every projection that starts at or before it.
+    func apply(_ event: RecordedEvent) throws {
         for (i, writer) in writers.enumerated() where event.position >= starts[i] {
-            if let decoded { try writer.apply(event, prepared: decoded) } else { try writer.apply(event) }
+            try writer.apply(event)
         }
     }
 

@@ -252,7 +252,11 @@ extension EventStore {
             return false
         }
     }
+}
 
+/// The snapshots a redaction removes: they hold views built from the
+/// payloads it redacted.
+enum RedactedSnapshots {
     /// Removes every snapshot at `position` or later (the index's too), and
     /// returns the positions of the whole views' snapshots removed: they hold views built from
     /// payloads that a redaction removed. Runs inside the redacting write
@@ -262,7 +266,7 @@ extension EventStore {
     /// it (a snapshot begun meanwhile; an error there is not reported, the
     /// redaction has committed).
     @discardableResult
-    func removeSnapshots(from position: Position, throwing: Bool) throws -> [Position] {
+    static func remove(from position: Position, in snapshotDirectory: String, throwing: Bool) throws -> [Position] {
         // By name (20 digits, then `.snapshot`, maybe `.partial-PID`), so
         // that damaged and half-written files go as well.
         guard FileManager.default.fileExists(atPath: snapshotDirectory) else { return [] }

@@ -21,6 +21,13 @@ import Logging
 /// Thread-safe: writes from many threads are serialized and, when they
 /// arrive together, share one transaction (group commit). Several processes
 /// may open the same store; LMDB's writer lock orders their appends.
+///
+/// Async: `try await store.write { batch in … }` queues the write in the
+/// group commit and suspends the task until the writer thread has committed
+/// it (no thread waits for its fsync, so writes from any number of tasks
+/// meet in the queue and share commits; once submitted, a write is not
+/// cancelled); `try await store.read { txn in … }` runs the read on
+/// ``BlockingWork``'s queue, off the cooperative threads.
 public final class EventStore<Views: ProjectionSet>: Sendable {
     public let environment: Environment
     /// The projections, opened in ``environment``.
@@ -45,10 +52,6 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     let writes = WritesInFlight()
     /// What the store reports through swift-metrics (``StoreMetrics``).
     public let metrics: StoreMetrics
-    /// The LMDB transaction id of this store's last commit that appended
-    /// (and so moved every checkpoint to the head); nil after any other
-    /// outcome. See `commitsFollowOn(_:)`.
-    let lastCommit = LockedValue<Int?>(nil)
 
     /// The format of records and metadata this version writes and reads.
     public static var formatVersion: UInt32 { StoreFormat.current.version }
@@ -97,10 +100,12 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         index = try Self.openIndex(views: views, log: environment, databases: databases, options: options)
         indexUnavailable = nil
         indexer = try Self.makeIndexer(index, log: environment, databases: databases, commits: commits, options: options, metrics: metrics)
-        try catchUp()
+        let writer = LogWriter(environment: environment, databases: databases, projections: views.all, options: options,
+                               metrics: metrics, commits: commits, indexer: indexer, writes: writes)
+        try writer.catchUp()
         try dropIndexLeftInLog()
         try indexer?.start()
-        groupCommit.start { [weak self] group in self?.commit(group) }
+        try groupCommit.start(writer)
     }
 
     /// Stops the writer thread, and the indexer after the transaction it is
@@ -156,38 +161,56 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         try checkWritable(options)
         try writes.enter()
         defer { writes.leave() }
-        return try withoutActuallyEscaping(body) { body in
-            try groupCommit.write(WriteRequest(options, time: transactionTime(options), body))
+        let receipt = try withoutActuallyEscaping(body) { body in
+            try groupCommit.handOver(WriteRequest(options, clock: self.options.clock, body))
+        }
+        return afterCommit(receipt)
+    }
+
+    /// ``write(_:_:)-(_,(LogBatch)->R)``, with the task suspended (no
+    /// thread held) until the write is committed or fails.
+    @discardableResult
+    public func write<R: Sendable>(_ options: WriteOptions = WriteOptions(),
+                                   _ body: @escaping @Sendable (LogBatch) throws -> R) async throws -> WriteReceipt<R> {
+        try checkWritable(options)
+        try writes.enter()
+        defer { writes.leave() }
+        return afterCommit(try await groupCommit.handOver(WriteRequest(options, clock: self.options.clock, body)))
+    }
+
+    /// What a write checks before it is handed over.
+    func checkWritable(_ options: WriteOptions) throws {
+        guard !self.options.readOnly else {
+            throw EventLogError(.invalidArgument, operation: "append",
+                                "the store at \(environment.path) was opened read-only (StoreOptions.readOnly); open it for writing to append")
+        }
+        if let key = options.idempotencyKey {
+            let length = key.utf8.count
+            guard length > 0, length <= 256 else {
+                throw EventLogError(.invalidArgument, operation: "append",
+                                    "idempotency key is \(length) UTF-8 bytes; allowed: 1 to 256")
+            }
         }
     }
 
-    /// The time of a write made with `options`: ``WriteOptions/time``, else
-    /// the store's clock (``StoreOptions/clock``), read now. Every write
-    /// decides its time here once, before its closure first runs, so that a
-    /// run again after the map grew records the same time.
-    package func transactionTime(_ options: WriteOptions) -> Date {
-        options.time ?? self.options.clock()
+    /// What follows a committed write on its caller's side, before it
+    /// returns: snapshots built from redacted payloads that appeared during
+    /// the write go (into `removedSnapshots`), and an automatic snapshot
+    /// may start. (Subscriptions and the indexer heard of the write on the
+    /// writer thread, ``LogWriter/commit(_:)``.)
+    func afterCommit<R>(_ receipt: WriteReceipt<R>) -> WriteReceipt<R> {
+        var receipt = receipt
+        if let from = receipt.redactedFrom {
+            let late = (try? RedactedSnapshots.remove(from: from, in: snapshotDirectory, throwing: false)) ?? []
+            receipt.removedSnapshots = Array(Set(receipt.removedSnapshots + late)).sorted()
+        }
+        snapshotIfDue(appended: receipt.isRetry ? nil : receipt.positions)
+        return receipt
     }
 
     /// How many transactions the group commit wrote since the store opened,
     /// and how many writes they carried.
     public var groupCommitStatistics: GroupCommitStatistics { groupCommit.counts }
-
-    /// What follows a write that committed: subscriptions wake, snapshots
-    /// built from redacted payloads go, an automatic snapshot may start.
-    /// The snapshots removed, in the transaction and after it, go into
-    /// `receipt.removedSnapshots`.
-    func committed<R>(_ receipt: inout WriteReceipt<R>) {
-        if receipt.positions != nil && !receipt.isRetry { commits.signal() }
-        if !receipt.isRetry, let last = receipt.positions?.upperBound {
-            indexer?.appended(through: last, bytes: receipt.appendedBytes, limit: options.indexBacklogLimit, wait: options.indexBacklogWait)
-        }
-        if let from = receipt.redactedFrom {
-            let late = (try? removeSnapshots(from: from, throwing: false)) ?? []
-            receipt.removedSnapshots = Array(Set(receipt.removedSnapshots + late)).sorted()
-        }
-        snapshotIfDue(appended: receipt.isRetry ? nil : receipt.positions)
-    }
 
     /// Appends `events` as one batch.
     @discardableResult
@@ -197,169 +220,23 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
     }
 
-    /// Executes one write inside its group's transaction, appending after
-    /// `head` (the log's last record in `txn`) and moving `head` past what it
-    /// appended: the idempotency key, the expected head, the closure, the
-    /// projections' finish, the key's entry. `earlier` is the write's
-    /// receipt from a run that the map's growth undid: the snapshots that
-    /// run removed stay removed, so the new receipt reports them too.
-    func execute<R>(_ options: WriteOptions, at time: Date, _ body: (LogBatch) throws -> R,
-                    in txn: WriteTransaction, head: inout RecordedHead, after earlier: WriteReceipt<R>?) throws -> WriteReceipt<R> {
-        let removedEarlier = earlier?.removedSnapshots ?? []
-        if let key = options.idempotencyKey, let entry = try databases.idempotencyEntry(key, in: txn) {
-            var receipt = WriteReceipt<R>(value: nil, positions: entry.positions, isRetry: true)
-            receipt.removedSnapshots = removedEarlier
-            return receipt
+    /// ``append(_:_:)``, with the task suspended until it is committed.
+    @discardableResult
+    public func append(_ events: [NewEvent], _ options: WriteOptions = WriteOptions()) async throws -> WriteReceipt<Void> {
+        try await write(options) { batch in
+            for event in events { try batch.append(event) }
         }
-        let batch = try LogBatch(transaction: txn, databases: databases, projections: views.all, head: head, time: time)
-        if let expected = options.expectedHead, expected != batch.head {
-            throw EventLogError(.headMismatch, operation: "append",
-                                "expected the head at \(expected), but another writer moved it to \(batch.head)",
-                                position: batch.head)
-        }
-        let value = try body(batch)
-        try batch.finish()
-        let removedSnapshots = try batch.redactedFrom.map { try removeSnapshots(from: $0, throwing: true) } ?? []
-        if let key = options.idempotencyKey {
-            let entry = IdempotencyEntry(first: batch.firstAppended ?? batch.head + 1,
-                                         count: batch.appended.map { UInt64($0.count) } ?? 0)
-            try databases.idempotency.put(entry, forKey: key, in: txn)
-        }
-        var receipt = WriteReceipt(value: value, positions: batch.appended, isRetry: false)
-        receipt.redactedFrom = batch.redactedFrom
-        receipt.appendedBytes = batch.appendedBytes
-        receipt.removedSnapshots = removedEarlier + removedSnapshots
-        head = batch.recordedHead
-        return receipt
     }
 
-    /// Writes a group of requests in one transaction (on the writer thread).
-    /// Alone, a request runs in the transaction itself; in company each runs
-    /// in a nested transaction, so that one that throws undoes only its own
-    /// writes. A full map undoes the whole group, which runs again in the
-    /// grown map.
+    /// A pipeline of writes into this store: see ``WritePipeline``.
     ///
-    /// A request of a ``WritePipeline`` whose predecessor failed does not
-    /// run; it fails with ``EventLogError/Code/pipelineHalted``.
-    func commit(_ group: [any QueuedWrite]) {
-        metrics.writesInFlight.record(writes.count)
-        let started = StoreMetrics.now()
-        var committedHead: Position = 0
-        do {
-            let wrote = try environment.write { txn -> Bool in
-                let before = try databases.head(in: txn)
-                if !commitsFollowOn(txn) { try catchUpInPlace(in: txn, head: before.position) }
-                var head = before
-                if group.count == 1 {
-                    if let halted = group[0].haltedBy {
-                        group[0].fail(halted)
-                    } else {
-                        try group[0].run(on: self, in: txn, head: &head)
-                    }
-                } else {
-                    for request in group {
-                        if let halted = request.haltedBy {
-                            request.fail(halted)
-                            continue
-                        }
-                        var moved = head
-                        do {
-                            try txn.nested { try request.run(on: self, in: $0, head: &moved) }
-                            head = moved
-                        } catch let error as LMDBError where error == .mapFull {
-                            throw error   // the whole group runs again in a grown map
-                        } catch {
-                            request.fail(error)
-                        }
-                    }
-                }
-                guard head.position != before.position else { return false }
-                try databases.setRecordedHead(head, in: txn)
-                try databases.setCheckpoints(of: views.all, to: head.position, in: txn)
-                lastCommit.set(txn.id)
-                committedHead = head.position
-                return true
-            }
-            if !wrote { lastCommit.set(nil) }
-            if wrote {
-                metrics.recordCommit(writes: group.count { !$0.hasFailed }, nanoseconds: StoreMetrics.now() - started,
-                                     head: committedHead)
-            }
-            for request in group where !request.hasFailed { request.committed(on: self) }
-        } catch {
-            lastCommit.set(nil)
-            for request in group where !request.hasFailed { request.fail(error) }
-        }
-    }
-
-    /// True when `txn` is the write transaction right after this store's
-    /// last appending commit (LMDB numbers write transactions one by one,
-    /// across processes): no one else wrote in between, so every projection
-    /// is still at the head, where that commit left its checkpoint, and the
-    /// catch-up check (a read of each checkpoint) can be skipped.
-    private func commitsFollowOn(_ txn: WriteTransaction) -> Bool {
-        guard let last = lastCommit.get() else { return false }
-        return txn.id == last + 1
-    }
-
-    // MARK: Catching up
-
-    /// Applies to each projection the events it has not seen, in
-    /// transactions of ``StoreOptions/catchUpChunk`` events; rebuilds from
-    /// position 1 a projection whose stored version differs.
-    func catchUp() throws {
-        while true {
-            let done = try environment.write { txn -> Bool in
-                let head = try databases.head(in: txn).position
-                let lagging = try laggingProjections(in: txn, head: head)
-                guard let from = lagging.map(\.from).min() else { return true }
-                let through = min(head, from + UInt64(options.catchUpChunk) - 1)
-                try apply(from: from, through: through, lagging: lagging, in: txn)
-                return through == head
-            }
-            if done { return }
-        }
-    }
-
-    /// Inside a write, before new events: a projection that another writer
-    /// left behind (an older build, say) catches up first.
-    private func catchUpInPlace(in txn: WriteTransaction, head: Position) throws {
-        let lagging = try laggingProjections(in: txn, head: head)
-        guard let from = lagging.map(\.from).min() else { return }
-        try apply(from: from, through: head, lagging: lagging, in: txn)
-    }
-
-    private func laggingProjections(in txn: WriteTransaction, head: Position) throws -> [(projection: any Projection, from: Position)] {
-        var lagging: [(projection: any Projection, from: Position)] = []
-        for projection in views.all {
-            var checkpoint = try databases.checkpoint(of: projection.name, in: txn)
-            if let stored = checkpoint, stored.version != projection.version {
-                options.logger.notice("rebuilding projection from position 1", metadata: [
-                    "projection": "\(projection.name)", "stored version": "\(stored.version)", "version": "\(projection.version)"])
-                try projection.removeAllData(in: txn)
-                checkpoint = nil
-                try databases.setCheckpoint(Checkpoint(position: 0, version: projection.version), of: projection.name, in: txn)
-            } else if checkpoint == nil {
-                try databases.setCheckpoint(Checkpoint(position: 0, version: projection.version), of: projection.name, in: txn)
-            }
-            let position = checkpoint?.position ?? 0
-            if position < head { lagging.append((projection, position + 1)) }
-        }
-        return lagging
-    }
-
-    /// Applies positions `from...through` to the lagging projections, each
-    /// from its own checkpoint on, and moves their checkpoints.
-    private func apply(from: Position, through: Position, lagging: [(projection: any Projection, from: Position)],
-                       in txn: WriteTransaction) throws {
-        let applier = try ProjectionApplier(lagging.map(\.projection), starts: lagging.map(\.from), in: txn,
-                                            log: logReader(in: txn))
-        try forEachRecord(after: from - 1, through: through, in: txn) { event in
-            try applier.apply(event)
-            return true
-        }
-        try applier.finish(movingCheckpointsTo: through, in: databases.checkpoints)
-        options.logger.debug("projections caught up", metadata: ["through": "\(through)", "count": "\(lagging.count)"])
+    /// ```swift
+    /// let pipeline = store.pipeline(depth: 4)
+    /// try pipeline.submit { batch in try batch.append(event) }
+    /// try pipeline.waitForAll()
+    /// ```
+    public func pipeline(depth: Int = 4) -> WritePipeline<Views> {
+        WritePipeline(store: self, depth: depth)
     }
 
     // MARK: Reading
@@ -379,6 +256,11 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             if options.readOnly { try checkViews(in: txn) }
             return try body(txn)
         }
+    }
+
+    /// ``read(_:)``, off the cooperative threads (``BlockingWork``).
+    public func read<R: Sendable>(_ body: @escaping @Sendable (ReadTransaction) throws -> R) async throws -> R {
+        try await BlockingWork.run { try self.read(body) }
     }
 
     /// The last position in the log; 0 when it is empty.

@@ -25,7 +25,7 @@ public struct StoreOptions: Sendable {
     public var createIfMissing = true
     /// The clock that stamps events appended without a time of their own.
     /// Read once per write, when the write is handed over
-    /// (``EventStore/transactionTime(_:)``); projections never read it.
+    /// (``WriteOptions/time`` overrides it); projections never read it.
     public var clock: @Sendable () -> Date = { Date() }
     /// How many concurrent writers' batches may share one transaction (and
     /// one fsync). 1 turns group commit off.

@@ -3,7 +3,9 @@ import LMDB
 
 /// A store's writes, written by one thread of its own in groups: writes that
 /// wait while a transaction is being written all go into the next one (up to
-/// ``maxGroup``), so they share its commit and its fsync.
+/// ``maxGroup``), so they share its commit and its fsync. The thread hands
+/// each group to the store's ``LogWriter``, which writes it in one
+/// transaction, and then tells each caller its outcome.
 ///
 /// A caller does not lend its thread to the writing. A synchronous caller
 /// blocks until its write is done; an async caller is suspended on a
@@ -12,8 +14,8 @@ import LMDB
 /// queue, and one commit carries as many as ``maxGroup``.
 ///
 /// ```swift
-/// let receipt = try commits.write(request)          // blocks this thread
-/// let receipt = try await commits.write(request)    // suspends this task
+/// let receipt = try groupCommit.handOver(request)          // blocks this thread
+/// let receipt = try await groupCommit.handOver(request)    // suspends this task
 /// ```
 ///
 /// `@unchecked Sendable`: the queue and the statistics are accessed under
@@ -25,10 +27,9 @@ final class GroupCommit: @unchecked Sendable {
     private let condition = NSCondition()
     private var waiting: [any QueuedWrite] = []
     private var statistics = GroupCommitStatistics()
-    /// Writes one group in one transaction, setting each write's outcome;
-    /// set by ``start(writingGroupsWith:)``.
-    private var writeGroup: (([any QueuedWrite]) -> Void)?
-    private var writer: Thread?
+    /// Writes each group in one transaction; set by ``start(_:)``.
+    private var writer: LogWriter?
+    private var thread: JoinableThread?
     /// The writer thread, once it runs: a write submitted there traps.
     private var writerThread: pthread_t?
     private var stopping = false
@@ -37,28 +38,30 @@ final class GroupCommit: @unchecked Sendable {
         self.maxGroup = max(1, maxGroup)
     }
 
-    /// Starts the writer thread, which hands each group to `writeGroup`.
-    /// `writeGroup` must not hold its owner strongly: the thread lives until
-    /// ``stop()``, which the owner calls when it goes.
-    func start(writingGroupsWith writeGroup: @escaping ([any QueuedWrite]) -> Void) {
+    /// Starts the writer thread, which hands each group to `writer`. The
+    /// thread lives until ``stop()``, which the owner calls when it goes.
+    func start(_ writer: LogWriter) throws {
         condition.lock()
-        self.writeGroup = writeGroup
+        self.writer = writer
         condition.unlock()
-        let thread = Thread { [self] in run() }
-        thread.name = "eventlog.writer"
         // The projections' work runs on this thread: a main thread's stack.
-        thread.stackSize = 8 << 20
-        thread.qualityOfService = .userInitiated
-        writer = thread
-        thread.start()
+        let thread = try JoinableThread(name: "eventlog.writer", stackSize: 8 << 20) { [self] in run() }
+        condition.lock()
+        self.thread = thread
+        condition.unlock()
     }
 
-    /// Lets the writer thread end once the queue is empty.
+    /// Lets the writer thread end once the queue is empty, and waits for it
+    /// to end (so that it holds the writer's environment no longer), unless
+    /// called on that thread.
     func stop() {
         condition.lock()
         stopping = true
         condition.broadcast()
+        let onWriter = writerThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        let thread = self.thread
         condition.unlock()
+        if !onWriter { thread?.join() }
     }
 
     /// How many transactions the writer wrote, how many writes they
@@ -74,25 +77,25 @@ final class GroupCommit: @unchecked Sendable {
     // MARK: Submitting
 
     /// Writes `request` and returns its outcome, blocking this thread until then.
-    func write<Value>(_ request: WriteRequest<Value>) throws -> WriteReceipt<Value> {
+    func handOver<Value>(_ request: WriteRequest<Value>) throws -> WriteReceipt<Value> {
         let done = Completion<WriteReceipt<Value>>()
         request.notify = .completion(done)
-        submit(request)
+        enqueue(request)
         return try done.wait()
     }
 
     /// Writes `request` and returns its outcome; the task is suspended
     /// meanwhile, holding no thread.
-    func write<Value: Sendable>(_ request: WriteRequest<Value>) async throws -> WriteReceipt<Value> {
+    func handOver<Value: Sendable>(_ request: WriteRequest<Value>) async throws -> WriteReceipt<Value> {
         try await withCheckedThrowingContinuation { continuation in
             request.notify = .continuation(continuation)
-            submit(request)
+            enqueue(request)
         }
     }
 
     /// Queues `request`; its `notify` hears the outcome on the writer
     /// thread, requests in the order they were submitted.
-    func submit(_ request: any QueuedWrite) {
+    func enqueue(_ request: any QueuedWrite) {
         condition.lock()
         defer { condition.unlock() }
         if let writerThread, pthread_equal(writerThread, pthread_self()) != 0 {
@@ -100,7 +103,7 @@ final class GroupCommit: @unchecked Sendable {
                 + "writes are not reentrant (the inner write would wait for the outer one forever). "
                 + "Append through the LogBatch the closure was given.")
         }
-        precondition(writeGroup != nil, "a write was submitted to a store opened read-only")
+        precondition(writer != nil, "a write was submitted to a store opened read-only")
         waiting.append(request)
         if waiting.count == 1 { condition.broadcast() }
     }
@@ -116,13 +119,14 @@ final class GroupCommit: @unchecked Sendable {
             let group = Array(waiting.prefix(maxGroup))
             waiting.removeFirst(group.count)
             statistics.count(group.count)
-            let writeGroup = self.writeGroup
+            let writer = self.writer
             condition.unlock()
-            writeGroup?(group)
+            writer?.commit(group)
             for request in group { request.complete() }
             condition.lock()
         }
         writerThread = nil
+        writer = nil
         condition.unlock()
     }
 }
@@ -160,21 +164,27 @@ public struct GroupCommitStatistics: Sendable, Equatable {
     }
 }
 
-/// A write waiting in a ``GroupCommit``, as the store's commit sees it.
+/// A write waiting in a ``GroupCommit``, as the ``LogWriter`` sees it: the
+/// options and time it runs with, the closure it runs, and where the writer
+/// records what it wrote or why it failed.
 protocol QueuedWrite: AnyObject, Sendable {
+    var options: WriteOptions { get }
+    /// The write's time, decided when the request was made.
+    var time: Date { get }
     /// Why this write must not run: the write before it in its pipeline failed.
     var haltedBy: (any Error)? { get }
-    /// Whether a run in the group's transaction failed (and so wrote nothing).
-    var hasFailed: Bool { get }
-    /// Runs the write in `txn` of `store`, appending after `head` and
-    /// moving it past what it appended. Runs again, from the start, when the
-    /// map grows.
-    func run<Views: ProjectionSet>(on store: EventStore<Views>, in txn: WriteTransaction, head: inout RecordedHead) throws
-    /// Records why the write failed, or was not run.
-    func fail(_ error: any Error)
-    /// What follows once the group's transaction committed: the store's
-    /// after-commit work for this write.
-    func committed<Views: ProjectionSet>(on store: EventStore<Views>)
+    /// What the last run wrote; set by the writer.
+    var written: Written? { get set }
+    /// Why the write failed, or was not run; set by the writer.
+    var failure: (any Error)? { get set }
+    /// Runs the caller's closure in `batch`, keeping what it returns. Runs
+    /// again, from the start, when the map grows.
+    func perform(_ batch: LogBatch) throws
     /// Tells the caller the outcome; the write's closure is let go first.
     func complete()
+}
+
+extension QueuedWrite {
+    /// Whether a run in the group's transaction failed (and so wrote nothing).
+    var hasFailed: Bool { failure != nil }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import LMDB
 
-/// The write side of one ``EventStore/write(_:_:)``: appends events to the
+/// The write side of one ``EventStore/write(_:_:)-(_,(LogBatch)->R)``: appends events to the
 /// log and applies them to every projection, in the writer's transaction.
 ///
 /// ```swift
@@ -31,9 +31,10 @@ public final class LogBatch {
     lazy var redactions = RedactionLookup(databases)
     private let applier: ProjectionApplier
     /// The write's time: what an event appended without its own
-    /// (``NewEvent/at``) records. Decided once for the write, before its
-    /// closure first ran (``EventStore/transactionTime(_:)``), so a command
-    /// that needs "now" reads it here and decides as the record will say.
+    /// (``NewEvent/at``) records. Decided once for the write, when it was
+    /// handed over (``WriteOptions/time``, else ``StoreOptions/clock``), so
+    /// a command that needs "now" reads it here and decides as the record
+    /// will say.
     public let time: Date
 
     /// A batch that appends after `head`, the log's last record as the
@@ -62,27 +63,22 @@ public final class LogBatch {
     /// and are refused: an application's event of such a type would claim
     /// what only the engine may record.
     ///
-    /// `decoded`, when given, is what the payload decodes to, as the
-    /// appender built it before encoding it: every projection's writer is
-    /// handed it (``ProjectionWriter/apply(_:prepared:)``), so that one that
-    /// reads this type of event takes it instead of decoding the bytes just
-    /// encoded. It must be exactly what decoding `event.payload` gives (a
-    /// Protocol Buffers message decodes to the message that encoded it
-    /// when it has no unknown fields and no maps).
+    /// Every projection reads the event from its payload, as a rebuild
+    /// does: what the views hold depends on the log alone.
     @discardableResult
-    public func append(_ event: NewEvent, decoded: (any Sendable)? = nil) throws -> RecordedEvent {
+    public func append(_ event: NewEvent) throws -> RecordedEvent {
         guard !event.type.hasPrefix(Self.engineTypePrefix) else {
             throw EventLogError(.invalidArgument, operation: "append",
                                 "event type \"\(event.type)\" begins with \"\(Self.engineTypePrefix)\", which is reserved for the engine's own records; allowed: any other type of 1 to \(RecordLayout.maxTypeLength) UTF-8 bytes")
         }
-        return try appendEvent(event, decoded: decoded)
+        return try appendEvent(event)
     }
 
     /// The prefix of the engine's own event types.
     public static let engineTypePrefix = "eventlog."
 
     /// ``append(_:)`` without the reserved-type check: the engine's own records.
-    func appendEvent(_ event: NewEvent, decoded: (any Sendable)? = nil) throws -> RecordedEvent {
+    func appendEvent(_ event: NewEvent) throws -> RecordedEvent {
         let typeLength = event.type.utf8.count
         guard typeLength > 0, typeLength <= RecordLayout.maxTypeLength else {
             throw EventLogError(.invalidArgument, operation: "append",
@@ -114,7 +110,7 @@ public final class LogBatch {
             position: position, type: type, schemaVersion: event.schemaVersion,
             appendedAt: Date(microsecondsSince1970: micros), appendedAtMicroseconds: micros,
             payload: event.payload, isRedacted: false)
-        try applier.apply(recorded, decoded: decoded)
+        try applier.apply(recorded)
         return recorded
     }
 

@@ -107,13 +107,13 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
         try store.writes.enter()
         submitted += 1
         let ticket = PipelinedWrite<R>(sequence: submitted)
-        let request = WriteRequest(options, time: store.transactionTime(options), after: last, sequence: submitted, body)
+        let request = WriteRequest(options, clock: store.options.clock, after: last, sequence: submitted, body)
         request.notify = .callback { [self] outcome in
             acknowledgments.async { self.acknowledge(ticket, outcome, completing: completing, onDurable: onDurable) }
         }
         last = request
         inFlight += 1
-        store.groupCommit.submit(request)
+        store.groupCommit.enqueue(request)
         return ticket
     }
 
@@ -141,7 +141,8 @@ public final class WritePipeline<Views: ProjectionSet>: @unchecked Sendable {
                                 onDurable: (@Sendable (Result<WriteReceipt<R>, any Error>) -> Void)?) {
         var outcome = outcome
         switch outcome {
-        case .success(var receipt):
+        case .success(let committed):
+            var receipt = store.afterCommit(committed)
             completing?(&receipt)
             outcome = .success(receipt)
         case .failure(let error):
@@ -194,33 +195,5 @@ public final class PipelinedWrite<R: Sendable>: Sendable {
 
     func complete(_ outcome: Result<WriteReceipt<R>, any Error>) {
         done.complete(outcome)
-    }
-}
-
-extension EventStore {
-    /// A pipeline of writes into this store: see ``WritePipeline``.
-    ///
-    /// ```swift
-    /// let pipeline = store.pipeline(depth: 4)
-    /// try pipeline.submit { batch in try batch.append(event) }
-    /// try pipeline.waitForAll()
-    /// ```
-    public func pipeline(depth: Int = 4) -> WritePipeline<Views> {
-        WritePipeline(store: self, depth: depth)
-    }
-
-    /// What ``write(_:_:)`` checks before a write runs.
-    func checkWritable(_ options: WriteOptions) throws {
-        guard !self.options.readOnly else {
-            throw EventLogError(.invalidArgument, operation: "append",
-                                "the store at \(environment.path) was opened read-only (StoreOptions.readOnly); open it for writing to append")
-        }
-        if let key = options.idempotencyKey {
-            let length = key.utf8.count
-            guard length > 0, length <= 256 else {
-                throw EventLogError(.invalidArgument, operation: "append",
-                                    "idempotency key is \(length) UTF-8 bytes; allowed: 1 to 256")
-            }
-        }
     }
 }

@@ -1,11 +1,14 @@
 import Foundation
 import LMDB
 
-/// One write in the ``GroupCommit`` queue: the caller's closure with its
-/// options and time, its outcome once written, and whom to tell.
+/// One write in the ``GroupCommit`` queue, as data: the caller's closure
+/// with its options and its time, what the writer wrote for it, and whom to
+/// tell. The writer thread (``LogWriter``) runs the closure and records the
+/// outcome here; ``complete()`` hands it to the caller, who reads nothing else.
 ///
-/// The outcome is the request's own: the writer thread sets it, then
-/// notifies the caller, who reads nothing else.
+/// The time is decided here, once, when the request is made: the options'
+/// time, else the store's clock read now (``StoreOptions/clock``). A run
+/// again after the map grew records the same time.
 ///
 /// `@unchecked Sendable`: created by the caller, then touched by the writer
 /// thread alone until ``complete()`` hands the outcome back.
@@ -21,31 +24,30 @@ final class WriteRequest<Value>: QueuedWrite, @unchecked Sendable {
     }
 
     let options: WriteOptions
-    /// The write's time (``LogBatch/time``), decided before its closure first runs.
+    /// The write's time (``LogBatch/time``).
     let time: Date
     private var body: ((LogBatch) throws -> Value)?
     /// Set by whoever submits the request, before it is queued.
     var notify: Notify?
-    /// The receipt of the last run, or why it failed.
-    private var receipt: WriteReceipt<Value>?
-    private var error: (any Error)?
+    /// What the closure returned in its last run.
+    private var value: Value?
+    var written: Written?
+    var failure: (any Error)?
     /// The write this one follows in a ``WritePipeline``: when it failed,
-    /// this one is not run. Let go once this one committed, so that a
+    /// this one is not run. Let go once this one is complete, so that a
     /// pipeline does not keep every request it was ever given.
     private var predecessor: (any PipelineStep)?
     /// The write's place in its pipeline (1 for the first), for messages.
     let sequence: UInt64
 
-    init(_ options: WriteOptions, time: Date, after predecessor: (any PipelineStep)? = nil, sequence: UInt64 = 0,
+    init(_ options: WriteOptions, clock: () -> Date, after predecessor: (any PipelineStep)? = nil, sequence: UInt64 = 0,
          _ body: @escaping (LogBatch) throws -> Value) {
         self.options = options
-        self.time = time
+        time = options.time ?? clock()
         self.body = body
         self.predecessor = predecessor
         self.sequence = sequence
     }
-
-    var hasFailed: Bool { error != nil }
 
     var haltedBy: (any Error)? {
         guard let predecessor, let failure = predecessor.failure else { return nil }
@@ -55,31 +57,19 @@ final class WriteRequest<Value>: QueuedWrite, @unchecked Sendable {
                                  + "a pipeline applies nothing after a failed write")
     }
 
-    func run<Views: ProjectionSet>(on store: EventStore<Views>, in txn: WriteTransaction, head: inout RecordedHead) throws {
-        error = nil
+    func perform(_ batch: LogBatch) throws {
         guard let body else { preconditionFailure("a write request ran after it completed") }
-        receipt = try store.execute(options, at: time, body, in: txn, head: &head, after: receipt)
-    }
-
-    func fail(_ error: any Error) {
-        self.error = error
-    }
-
-    func committed<Views: ProjectionSet>(on store: EventStore<Views>) {
-        predecessor = nil
-        if var receipt {
-            store.committed(&receipt)
-            self.receipt = receipt
-        }
+        value = try body(batch)
     }
 
     func complete() {
         body = nil
+        predecessor = nil
         let outcome: Result<WriteReceipt<Value>, any Error>
-        if let error {
-            outcome = .failure(error)
-        } else if let receipt {
-            outcome = .success(receipt)
+        if let failure {
+            outcome = .failure(failure)
+        } else if let written {
+            outcome = .success(WriteReceipt(value: written.isRetry ? nil : value, written))
         } else {
             outcome = .failure(EventLogError(.invalidArgument, operation: "append", "the write was not run: its store was closed"))
         }
@@ -93,6 +83,25 @@ final class WriteRequest<Value>: QueuedWrite, @unchecked Sendable {
     }
 }
 
+/// What the writer wrote for one request: a ``WriteReceipt`` but for the
+/// closure's value.
+struct Written: Sendable {
+    var positions: ClosedRange<Position>?
+    var isRetry: Bool
+    var redactedFrom: Position? = nil
+    var appendedBytes = 0
+    var removedSnapshots: [Position] = []
+}
+
+extension WriteReceipt {
+    init(value: Value?, _ written: Written) {
+        self.init(value: value, positions: written.positions, isRetry: written.isRetry)
+        redactedFrom = written.redactedFrom
+        appendedBytes = written.appendedBytes
+        removedSnapshots = written.removedSnapshots
+    }
+}
+
 /// A request as the one after it in a pipeline sees it.
 protocol PipelineStep: AnyObject {
     var sequence: UInt64 { get }
@@ -100,9 +109,7 @@ protocol PipelineStep: AnyObject {
     var failure: (any Error)? { get }
 }
 
-extension WriteRequest: PipelineStep {
-    var failure: (any Error)? { error }
-}
+extension WriteRequest: PipelineStep {}
 
 /// An outcome handed from one thread to the threads and tasks that wait
 /// for it: set once, then read by any number of them.

@@ -24,13 +24,6 @@ final class WritesInFlight: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Runs `body` counted in.
-    func run<R>(_ body: () throws -> R) throws -> R {
-        try enter()
-        defer { leave() }
-        return try body()
-    }
-
     /// From now on ``enter()`` throws `error`; returns once every write
     /// counted in has left.
     func close(_ error: EventLogError) {

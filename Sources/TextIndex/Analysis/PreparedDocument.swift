@@ -61,20 +61,6 @@ public struct PreparedDocument: Sendable {
         try self.init(document, tokenizer: &tokenizer)
     }
 
-    /// Whether `doc` has this document's kind, identifier and text fields,
-    /// byte for byte: everything the identity and the analysis are made of.
-    /// (`String ==` compares canonical equivalence, which is not enough: the
-    /// tokenizer reads bytes.)
-    func hasSameAnalysisInput(as doc: IndexDocument) -> Bool {
-        guard Name.equal(doc.kind, document.kind), Name.equal(doc.identifier, document.identifier),
-              doc.fields.count == document.fields.count else { return false }
-        for (name, values) in doc.fields {
-            guard let mine = document.fields[name], mine.count == values.count else { return false }
-            for (a, b) in zip(values, mine) where !Name.equal(a, b) { return false }
-        }
-        return true
-    }
-
     /// The analysis with term ids of `table` (the writer's).
     func analyzed(in table: inout TermTable) -> AnalyzedDocument {
         var ids: [Int32] = []

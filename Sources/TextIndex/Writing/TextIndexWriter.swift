@@ -89,37 +89,6 @@ public final class TextIndexWriter {
         try pend(prepared.document, analyzedAs: prepared)
     }
 
-    /// Upserts the document of `prepared` stored by `contentReference`
-    /// (``IndexDocument/contentReference``): the same as upserting that
-    /// document with that reference, without the tokenizing or the checks
-    /// its preparation made. For a caller who knows that the document it
-    /// would upsert is `prepared.document` (a projection whose event holds
-    /// the very bytes the document was prepared from).
-    ///
-    /// ```swift
-    /// try writer.upsert(prepared, contentReference: reference.bytes)
-    /// ```
-    public func upsert(_ prepared: PreparedDocument, contentReference: [UInt8]?) throws {
-        try IndexDocument.validate(contentReference: contentReference)
-        var doc = prepared.document
-        doc.contentReference = contentReference
-        try pend(doc, analyzedAs: prepared)
-    }
-
-    /// Upserts `doc`, reusing the analysis of `prepared` when it was made
-    /// from a document with the same kind, identifier and text fields (byte
-    /// for byte); otherwise tokenizes `doc` as ``upsert(_:)-(IndexDocument)``
-    /// does. Either way the same bytes are written: the analysis depends on
-    /// the text fields only, and attributes and expiration come from `doc`.
-    ///
-    /// For a caller that tokenized ahead on a guess of what the transaction
-    /// would upsert (a projection deriving `doc` from an event).
-    public func upsert(_ doc: IndexDocument, reusing prepared: PreparedDocument?) throws {
-        guard let prepared, prepared.hasSameAnalysisInput(as: doc) else { return try upsert(doc) }
-        try doc.validate()
-        try pend(doc, analyzedAs: prepared)
-    }
-
     /// Pends the upsert of `doc` (of `prepared`'s identity) with `prepared`'s analysis.
     private func pend(_ doc: IndexDocument, analyzedAs prepared: PreparedDocument) throws {
         let id = try documentId(prepared.identity, allocate: true)!

@@ -25,16 +25,16 @@ struct ActivityRoutes {
             let user = try context.requireIdentity()
             // The owner is the token's user; a body naming another is refused by the store (invalidUser).
             if activity.user == nil { activity.user = user }
-            let result = try await store.user(user).createActivity(activity)
+            let result = try await store.user(user).write { [activity] in try $0.createActivity(activity) }
             let location = "/v1/activities/" + (activity.activity.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? activity.activity)
             return try JSONBody(result, status: .created).response(from: request, context: context, headers: [.location: location])
         }
         group.get("activities") { _, context in
-            JSONBody(try await context.space(in: store).reading { try $0.activities() })
+            JSONBody(try await context.space(in: store).read { try $0.activities() })
         }
         group.get("activities/:id") { _, context in
             let id = try context.pathParameter("id")
-            guard let record = try await context.space(in: store).activity(id) else {
+            guard let record = try await context.space(in: store).read({ try $0.activity(id) }) else {
                 throw ActivityError(.unknownActivity, operation: "activity", field: "activity", value: id, allowed: "the id of a created activity")
             }
             return JSONBody(record)
@@ -52,46 +52,51 @@ struct ActivityRoutes {
             return JSONBody(try await perform(command, context))
         }
         group.post("activities/:id/becomeCurrent") { _, context in
-            JSONBody(try await context.space(in: store).becomeCurrent(try context.pathParameter("id")))
+            let id = try context.pathParameter("id")
+            return JSONBody(try await context.space(in: store).write { try $0.becomeCurrent(id) })
         }
         group.post("activities/:id/resignCurrent") { _, context in
-            JSONBody(try await context.space(in: store).resignCurrent(try context.pathParameter("id")))
+            let id = try context.pathParameter("id")
+            return JSONBody(try await context.space(in: store).write { try $0.resignCurrent(id) })
         }
         group.post("activities/:id/invalidate") { _, context in
-            JSONBody(try await context.space(in: store).invalidate(try context.pathParameter("id")))
+            let id = try context.pathParameter("id")
+            return JSONBody(try await context.space(in: store).write { try $0.invalidate(id) })
         }
         group.get("current") { request, context in
             let space = try context.space(in: store)
             if let device = try request.query("device") {
-                return JSONBody(try await space.reading { try $0.currentActivity(onDevice: device) }.map { [$0] } ?? [])
+                return JSONBody(try await space.read { try $0.currentActivity(onDevice: device) }.map { [$0] } ?? [])
             }
-            return JSONBody(try await space.currentActivities())
+            return JSONBody(try await space.read { try $0.currentActivities() })
         }
         group.get("handoff") { request, context in
             guard let device = try request.query("device") else {
                 throw ServiceError(.badRequest, code: "invalidValue", message: "handoff needs ?device=: the device that asks")
             }
-            return JSONBody(try await context.space(in: store).handoffCandidates(device: device, now: try request.now()))
+            let now = try request.now()
+            return JSONBody(try await context.space(in: store).read { try $0.handoffCandidates(device: device, now: now) })
         }
         group.get("saved") { _, context in
-            JSONBody(try await context.space(in: store).savedActivities())
+            JSONBody(try await context.space(in: store).read { try $0.savedActivities() })
         }
         group.post("saved/delete") { request, context in
             JSONBody(try await perform(try await request.operation("deleteSavedUserActivities", context: context), context))
         }
         group.delete("saved") { _, context in
-            JSONBody(try await context.space(in: store).deleteAllSavedUserActivities())
+            JSONBody(try await context.space(in: store).write { try $0.deleteAllSavedUserActivities() })
         }
         group.get("suggestions") { request, context in
             let limit = try request.integer("limit", default: 10, in: 0...1000)
-            return JSONBody(try await context.space(in: store).suggestions(now: try request.now(), limit: limit))
+            let now = try request.now()
+            return JSONBody(try await context.space(in: store).read { try $0.suggestions(now: now, limit: limit) })
         }
         group.get("resolve") { request, context in
             guard let identifier = try request.query("identifier") else {
                 throw ServiceError(.badRequest, code: "invalidValue",
                                    message: "resolve needs ?identifier=: a persistentIdentifier, targetContentIdentifier or webpageURL")
             }
-            return JSONBody(try await context.space(in: store).resolve(identifier))
+            return JSONBody(try await context.space(in: store).read { try $0.resolve(identifier) })
         }
     }
 

@@ -36,12 +36,12 @@ struct ItemRoutes {
         }
         group.get("items") { request, context in
             let space = try context.space(in: store)
-            if let domain = try request.query("domain") { return JSONBody(try await space.reading { try $0.items(inDomain: domain) }) }
-            return JSONBody(try await space.items())
+            if let domain = try request.query("domain") { return JSONBody(try await space.read { try $0.items(inDomain: domain) }) }
+            return JSONBody(try await space.read { try $0.items() })
         }
         group.get("items/:id") { _, context in
             let id = try context.pathParameter("id")
-            guard let item = try await context.space(in: store).reading({ try $0.item(id) }) else {
+            guard let item = try await context.space(in: store).read({ try $0.item(id) }) else {
                 throw ServiceError(.notFound, code: "unknownItem", message: "no searchable item \"\(id)\"")
             }
             return JSONBody(item)
@@ -57,10 +57,11 @@ struct ItemRoutes {
                 }
                 return id
             }
-            return JSONBody(try await context.space(in: store).items(withIdentifiers: identifiers))
+            return JSONBody(try await context.space(in: store).read { try $0.items(withIdentifiers: identifiers) })
         }
         group.delete("items/:id") { _, context in
-            JSONBody(try await context.space(in: store).deleteSearchableItems(withIdentifiers: [try context.pathParameter("id")]))
+            let id = try context.pathParameter("id")
+            return JSONBody(try await context.space(in: store).write { try $0.deleteSearchableItems(withIdentifiers: [id]) })
         }
         group.post("items/delete") { request, context in
             JSONBody(try await perform(try await request.operation("deleteSearchableItems", context: context), context))
@@ -69,11 +70,11 @@ struct ItemRoutes {
             JSONBody(try await perform(try await request.operation("deleteSearchableItemsInDomains", context: context), context))
         }
         group.delete("items") { _, context in
-            JSONBody(try await context.space(in: store).deleteAllSearchableItems())
+            JSONBody(try await context.space(in: store).write { try $0.deleteAllSearchableItems() })
         }
         group.get("clientState/:index") { _, context in
             let index = try context.pathParameter("index")
-            let state = try await context.space(in: store).fetchLastClientState(index: index)
+            let state = try await context.space(in: store).read { try $0.fetchLastClientState(index: index) }
             return JSONBody(JSONValue.object([("index", .string(index)), ("clientState", state.map { .string($0.base64EncodedString()) } ?? .null)]))
         }
     }

@@ -25,14 +25,17 @@ struct SearchRoutes {
             let limit = try request.integer("limit", default: 20, in: 0...1000)
             let now = try request.now()
             let after = try await waitForAfter(request)
-            return JSONBody(try await context.space(in: store).searchDocuments(text, now: now, limit: limit,
-                                                                               after: after, timeout: afterTimeout))
+            return JSONBody(try await context.space(in: store).read(after: after, timeout: afterTimeout) {
+                try $0.searchDocuments(text, now: now, limit: limit)
+            })
         }
         group.get("query") { request, context in
             let expression = try Self.required(request, "q")
             let now = try request.now()
             let after = try await waitForAfter(request)
-            return JSONBody(try await context.space(in: store).queryDocuments(expression, now: now, after: after, timeout: afterTimeout))
+            return JSONBody(try await context.space(in: store).read(after: after, timeout: afterTimeout) {
+                try $0.queryDocuments(expression, now: now)
+            })
         }
     }
 

@@ -24,7 +24,7 @@ struct EndpointTests {
             #expect(create.json["operation"] == .string("createActivity"))
             #expect(try await client.call(.post, "/v1/activities/a1/becomeCurrent", as: "alice").status == .ok)
             let current = try await client.call(.get, "/v1/current", as: "alice")
-            let currentActivities = try await alice.currentActivities()
+            let currentActivities = try await alice.read { try $0.currentActivities() }
             #expect(current.text == (try ActivityJSON.string(currentActivities)))
             #expect(current.json.arrayCount == 1)
             let phone = try await client.call(.get, "/v1/current?device=phone", as: "alice")
@@ -37,11 +37,11 @@ struct EndpointTests {
             #expect(updated.status == .ok && updated.json["savedKey"] == .string("order-42"), "\(updated.text)")
             #expect(try await client.call(.post, "/v1/activities/a1/userInfo", as: "alice", json: #"{"size":"medium"}"#).status == .ok)
             let record = try await client.call(.get, "/v1/activities/a1", as: "alice")
-            let a1 = try #require(try await alice.activity("a1"))
+            let a1 = try #require(try await alice.read { try $0.activity("a1") })
             #expect(record.text == (try ActivityJSON.string(a1)))
             #expect(record.json["title"] == .string("Oat latte") && record.json["userInfo"]?["size"] == .string("medium"))
             let saved = try await client.call(.get, "/v1/saved", as: "alice")
-            let savedActivities = try await alice.savedActivities()
+            let savedActivities = try await alice.read { try $0.savedActivities() }
             #expect(saved.text == (try ActivityJSON.string(savedActivities)))
             let suggestions = try await client.call(.get, "/v1/suggestions?limit=5", as: "alice")
             #expect(suggestions.json.arrayCount == 1, "\(suggestions.text)")
@@ -89,14 +89,14 @@ struct EndpointTests {
             #expect(indexed.status == .ok, "\(indexed.text)")
             let last = try #require(indexed.json["positions"]?["last"]).integerValue
             let search = try await client.call(.get, "/v1/search?q=latte&after=\(last)", as: "alice")
-            let results = try await alice.searchDocuments("latte", now: Date())
+            let results = try await alice.read { try $0.searchDocuments("latte", now: Date()) }
             #expect(search.text == (try ActivityJSON.string(results)), "\(search.text)")
             #expect(search.json.arrayCount == 2 && search.json.first?["item"]?["uniqueIdentifier"] != nil)
             let query = try await client.call(.get, "/v1/query?q=title%20%3D%3D%20%22oat*%22c", as: "alice")
             #expect(query.json.arrayCount == 1, "\(query.text)")
             let badQuery = try await client.call(.get, "/v1/query?q=title%20%3D%3D", as: "alice")
             #expect(badQuery.status == .badRequest && badQuery.errorCode == "malformedQuery")
-            let items = try await alice.items()
+            let items = try await alice.read { try $0.items() }
             #expect(try await client.call(.get, "/v1/items", as: "alice").text == (try ActivityJSON.string(items)))
             #expect(try await client.call(.get, "/v1/items?domain=orders", as: "alice").json.arrayCount == 1)
             #expect(try await client.call(.get, "/v1/items/order-1", as: "alice").json["uniqueIdentifier"] == .string("order-1"))
@@ -119,7 +119,7 @@ struct EndpointTests {
                         .json["removedItems"] == .array([.string("order-1")]))
             #expect(try await client.call(.post, "/v1/items/delete", as: "alice", json: #"{"identifiers":["nope"]}"#).status == .ok)
             #expect(try await client.call(.delete, "/v1/items", as: "alice").json["removedItems"] == .array([.string("menu-1")]))
-            #expect(try await alice.items().isEmpty)
+            #expect(try await alice.read { try $0.items() }.isEmpty)
             #expect(try await client.call(.get, "/v1/items/order-1", as: "alice").status == .notFound)
         }
     }
@@ -128,11 +128,11 @@ struct EndpointTests {
     func authentication() async throws {
         try await withService { client, store in
             let bob = store.user("bob")
-            try await bob.createActivity(UserActivity(activity: "a1", activityType: Self.viewOrder, device: "phone"))
-            try await bob.becomeCurrent("a1")
-            try await bob.indexSearchableItems([SearchableItem(uniqueIdentifier: "secret", attributeSet: {
+            try await bob.write { try $0.createActivity(UserActivity(activity: "a1", activityType: Self.viewOrder, device: "phone")) }
+            try await bob.write { try $0.becomeCurrent("a1") }
+            try await bob.write { try $0.indexSearchableItems([SearchableItem(uniqueIdentifier: "secret", attributeSet: {
                 var a = ContentAttributeSet(); a.title = "Bob's latte"; return a
-            }())])
+            }())]) }
             // Alice's token names alice: every route acts in her space alone.
             #expect(try await client.call(.get, "/v1/activities/a1", as: "alice").status == .notFound)
             #expect(try await client.call(.get, "/v1/current", as: "alice").text == "[]")
@@ -140,13 +140,13 @@ struct EndpointTests {
             #expect(try await client.call(.get, "/v1/items/secret", as: "alice").status == .notFound)
             #expect(try await client.call(.delete, "/v1/items", as: "alice").status == .ok)
             #expect(try await client.call(.post, "/v1/activities/a1/invalidate", as: "alice").status == .notFound)
-            let secret = try bob.item("secret"), bobsA1 = try await bob.activity("a1")
+            let secret = try bob.item("secret"), bobsA1 = try await bob.read { try $0.activity("a1") }
             #expect(secret != nil && bobsA1?.state == .current, "bob's data is untouched")
             // A body naming another owner is refused, not obeyed.
             let spoof = try await client.call(.post, "/v1/activities", as: "alice",
                                               json: #"{"activity":"a9","activityType":"com.example.app.viewOrder","device":"phone","user":"bob"}"#)
             #expect(spoof.status == .badRequest && spoof.errorCode == "invalidUser", "\(spoof.text)")
-            #expect(try await bob.activity("a9") == nil)
+            #expect(try await bob.read { try $0.activity("a9") } == nil)
             // Bob's own token reads bob's.
             #expect(try await client.call(.get, "/v1/activities/a1", as: "bob").status == .ok)
 
@@ -163,7 +163,7 @@ struct EndpointTests {
     @Test("/health answers without a token; /metrics shows the store's commits")
     func healthAndMetrics() async throws {
         try await withService { client, store in
-            try await store.user("alice").createActivity(UserActivity(activity: "a1", activityType: Self.viewOrder, device: "phone"))
+            try await store.user("alice").write { try $0.createActivity(UserActivity(activity: "a1", activityType: Self.viewOrder, device: "phone")) }
             let health = try await client.call(.get, "/health", as: nil)
             let head = try store.head()
             #expect(health.status == .ok && health.json["status"] == .string("ok") && health.json["head"] == .integer(Int64(head)))

@@ -15,9 +15,9 @@ struct HostileRequestTests {
     static func seed(_ store: ActivityStore) async throws {
         var attributes = ContentAttributeSet()
         attributes.title = "secret"
-        _ = try await store.user("alice").indexSearchableItems([
+        _ = try await store.user("alice").write { [attributes] in try $0.indexSearchableItems([
             SearchableItem(uniqueIdentifier: "\u{FFFD}", domainIdentifier: "\u{FFFD}", attributeSet: attributes),
-        ])
+        ]) }
     }
 
     @Test("a query parameter whose bytes are not UTF-8 is refused, naming it; the U+FFFD it would have become is another name")

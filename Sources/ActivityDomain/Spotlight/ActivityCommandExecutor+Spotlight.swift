@@ -2,21 +2,17 @@ import EventLog
 import Foundation
 import LMDB
 
-/// Runs Core Spotlight's commands inside the engine's write path, for
-/// ``ActivityCommandExecutor``: validates each against the item store
-/// (which already holds this transaction's earlier events), decides the
-/// outcome (merges, default expirations, removed identifiers) and appends it
-/// as one event, so that projections only apply what the event says.
+/// Core Spotlight's commands (SPEC §4): each is validated against the item
+/// store (which already holds this transaction's earlier events), its
+/// outcome decided (merges, default expirations, removed identifiers) and
+/// appended as one event, so that projections only apply what the event says.
 ///
-/// It also keeps the index batches begun in this transaction: an
-/// `endIndexBatch` needs its `beginIndexBatch` earlier in the same
-/// transaction, and ``finish()`` rejects a batch left open.
-final class SpotlightCommandExecutor {
-    let views: ActivityViews
-    let batch: LogBatch
-
+/// The index batches begun in this write are kept in ``openBatches``: an
+/// `endIndexBatch` needs its `beginIndexBatch` earlier in the same write,
+/// and ``finish()`` rejects a batch left open.
+extension ActivityCommandExecutor {
     /// An index of one user space, by bytes.
-    private struct BatchKey: Hashable {
+    struct IndexBatchKey: Hashable {
         var user: Name
         var index: Name
 
@@ -26,45 +22,9 @@ final class SpotlightCommandExecutor {
         }
     }
 
-    /// Open batches: index → (first position of the batch, index of the begin command).
-    private var openBatches: [BatchKey: (firstPosition: Position, commandIndex: Int)] = [:]
-    private var appendedTypes: [String] = []
-    /// The user space of the current command.
-    private var user = ""
-
-    /// The id of the current command's space (``SpaceDirectory/none`` while it has none).
-    private var space: UInt32 {
-        get throws { try views.spaces.lookupID(of: user, in: txn) }
-    }
-
-    init(views: ActivityViews, batch: LogBatch) {
-        self.views = views
-        self.batch = batch
-    }
-
-    private var txn: WriteTransaction { batch.transaction }
     private var items: SearchableItemStore { views.items }
 
-    /// Runs one command in `user`'s space (nil: the default space; for
-    /// `purgeExpired`, every space); returns the types of the events it appended.
-    func execute(_ command: ActivityCommand, user: String?, commandIndex: Int, at time: Date,
-                 result: inout CommandResult) throws -> [String] {
-        appendedTypes = []
-        self.user = user ?? ""
-        switch command {
-        case .indexSearchableItems(let given): try index(given, at: time, result: &result)
-        case .deleteSearchableItems(let ids): try delete(ids, at: time, result: &result)
-        case .deleteSearchableItemsInDomains(let domains): try deleteInDomains(domains, at: time, result: &result)
-        case .deleteAllSearchableItems: try deleteAll(at: time, result: &result)
-        case .purgeExpired(let now): try purgeExpired(now: now, onlyUser: user, at: time, result: &result)
-        case .beginIndexBatch(let index): try begin(index, commandIndex: commandIndex)
-        case .endIndexBatch(let index, let state, let expected): try end(index, clientState: state, expected: expected, at: time)
-        default: preconditionFailure("\(command.operation) is not a Core Spotlight command")
-        }
-        return appendedTypes
-    }
-
-    /// Throws when a batch was begun and not ended.
+    /// Throws when an index batch was begun and not ended: after the last command.
     func finish() throws {
         guard let (key, open) = openBatches.min(by: { $0.value.commandIndex < $1.value.commandIndex }) else { return }
         var error = ActivityError(.invalidIndexBatch, operation: "beginIndexBatch", field: "index", value: key.index.string,
@@ -73,12 +33,10 @@ final class SpotlightCommandExecutor {
         throw error
     }
 
-    private func append(_ event: SpotlightEvent, user: String? = nil, at time: Date) throws {
-        let stamped = event.stamped(user: user ?? self.user)
-        let new = try stamped.encoded(at: time)
-        // The item store takes the event itself rather than decode what was just encoded.
-        let recorded = try batch.append(new, decoded: stamped)
-        appendedTypes.append(recorded.type)
+    /// Appends `event` in the space of `user` (the command's when nil) at the command's time.
+    private func append(_ event: SpotlightEvent, user: String? = nil, _ scope: inout CommandScope) throws {
+        let recorded = try batch.append(event.newEvent(user: user ?? scope.user, at: scope.time))
+        scope.result.eventTypes.append(recorded.type)
     }
 
     // MARK: Items
@@ -93,7 +51,7 @@ final class SpotlightCommandExecutor {
         var removedAttributes = Set<String>()
     }
 
-    private func index(_ given: [SearchableItem], at time: Date, result: inout CommandResult) throws {
+    func index(_ given: [SearchableItem], _ scope: inout CommandScope) throws {
         let operation = "indexSearchableItems"
         let items = given.map(\.normalized)
         for item in items { try SpotlightRules.checkItem(item, operation: operation) }
@@ -104,7 +62,7 @@ final class SpotlightCommandExecutor {
         for item in items {
             let id = Name(item.uniqueIdentifier)
             var state: Pending? = pending[id]
-            if state == nil, let stored = try self.items.rawRecord(id.string, space: try space, in: txn) {
+            if state == nil, let stored = try self.items.rawRecord(id.string, space: scope.space, in: txn) {
                 state = Pending(item: SearchableItem(proto: stored.item), defaultExpiration: stored.item.defaultExpiration,
                                 existedBefore: true)
             }
@@ -126,7 +84,7 @@ final class SpotlightCommandExecutor {
                 merged.removedAttributes.subtract(given)
                 pending[id] = merged
             } else {
-                let (replacement, defaultExpiration) = item.replacement(at: time)
+                let (replacement, defaultExpiration) = item.replacement(at: scope.time)
                 pending[id] = Pending(item: replacement, defaultExpiration: defaultExpiration,
                                       existedBefore: state?.existedBefore ?? false, replaced: true)
             }
@@ -144,54 +102,53 @@ final class SpotlightCommandExecutor {
             message.items.append(indexed)
         }
         message.droppedUpdates = dropped.sorted().map(\.string)
-        try append(.itemsIndexed(message), at: time)
-        result.droppedUpdates = message.droppedUpdates
+        try append(.itemsIndexed(message), &scope)
+        scope.result.droppedUpdates = message.droppedUpdates
     }
 
-    private func delete(_ ids: [String], at time: Date, result: inout CommandResult) throws {
+    func deleteItems(_ ids: [String], _ scope: inout CommandScope) throws {
         let operation = "deleteSearchableItems"
         for id in ids { try ActivityRules.checkIdentifier(id, field: "identifiers", operation: operation) }
         let requested = Set(ids.map { Name($0) }).sorted().map(\.string)
         guard !requested.isEmpty else { return }
         var message = Activitylog_V1_SearchableItemsDeleted()
         message.identifiers = requested
-        let space = try self.space
+        let space = scope.space
         message.removedIdentifiers = try requested.filter { try items.contains($0, space: space, in: txn) }
         // Written even when nothing matched: the request is a fact an auditor wants.
-        try append(.itemsDeleted(message), at: time)
-        result.removedItems = message.removedIdentifiers
+        try append(.itemsDeleted(message), &scope)
+        scope.result.removedItems = message.removedIdentifiers
     }
 
-    private func deleteInDomains(_ domains: [String], at time: Date, result: inout CommandResult) throws {
+    func deleteItems(inDomains domains: [String], _ scope: inout CommandScope) throws {
         let operation = "deleteSearchableItemsInDomains"
         for domain in domains { try SpotlightRules.checkDomainIdentifier(domain, operation: operation, field: "domains") }
         let requested = Set(domains.map { Name($0) }).sorted().map(\.string)
         guard !requested.isEmpty else { return }
         var removed = Set<Name>()
-        for domain in requested { removed.formUnion(try items.identifiers(inDomain: domain, space: try space, in: txn).map { Name($0) }) }
+        for domain in requested { removed.formUnion(try items.identifiers(inDomain: domain, space: scope.space, in: txn).map { Name($0) }) }
         var message = Activitylog_V1_SearchableItemsInDomainsDeleted()
         message.domainIdentifiers = requested
         message.removedIdentifiers = removed.sorted().map(\.string)
-        try append(.domainsDeleted(message), at: time)
-        result.removedItems = message.removedIdentifiers
+        try append(.domainsDeleted(message), &scope)
+        scope.result.removedItems = message.removedIdentifiers
     }
 
-    private func deleteAll(at time: Date, result: inout CommandResult) throws {
+    func deleteAllItems(_ scope: inout CommandScope) throws {
         var message = Activitylog_V1_SearchableItemsAllDeleted()
-        message.removedIdentifiers = try items.allIdentifiers(space: try space, in: txn)
-        message.forgottenClientStateIndexes = try items.allClientStates(space: try space, in: txn).map(\.index)
-        try append(.allDeleted(message), at: time)
-        result.removedItems = message.removedIdentifiers
+        message.removedIdentifiers = try items.allIdentifiers(space: scope.space, in: txn)
+        message.forgottenClientStateIndexes = try items.allClientStates(space: scope.space, in: txn).map(\.index)
+        try append(.allDeleted(message), &scope)
+        scope.result.removedItems = message.removedIdentifiers
     }
 
     /// Removes what expired at `now`: in `onlyUser`'s space, or (nil) in
     /// every space, each space's removals as an event of that space, by user
     /// name (UTF-8 byte order).
-    private func purgeExpired(now: Date, onlyUser: String?, at time: Date, result: inout CommandResult) throws {
+    func purgeExpired(now: Date, onlyUser: String?, _ scope: inout CommandScope) throws {
         var expired = try items.expiredIdentifiers(at: now, in: txn)
-        if let onlyUser {
-            let space = try views.spaces.lookupID(of: onlyUser, in: txn)
-            expired = expired.filter { $0.key == space }
+        if onlyUser != nil {
+            expired = expired.filter { $0.key == scope.space }
         }
         var byUser: [(user: String, identifiers: [String])] = []
         for (space, identifiers) in expired {
@@ -205,34 +162,34 @@ final class SpotlightCommandExecutor {
             var message = Activitylog_V1_SearchableItemsExpiredPurged()
             message.nowMicros = now.eventMicroseconds
             message.removedIdentifiers = identifiers
-            try append(.expiredPurged(message), user: user, at: time)
-            result.removedItems += identifiers
+            try append(.expiredPurged(message), user: user, &scope)
+            scope.result.removedItems += identifiers
         }
-        result.removedItems.sort(by: utf8Less)
+        scope.result.removedItems.sort(by: utf8Less)
     }
 
     // MARK: Batches
 
-    private func begin(_ index: String, commandIndex: Int) throws {
+    func beginIndexBatch(_ index: String, _ scope: inout CommandScope) throws {
         let operation = "beginIndexBatch"
         try ActivityRules.checkIdentifier(index, field: "index", operation: operation)
-        guard openBatches[BatchKey(user: user, index: index)] == nil else {
+        guard openBatches[IndexBatchKey(user: scope.user, index: index)] == nil else {
             throw ActivityError(.invalidIndexBatch, operation: operation, field: "index", value: index,
                                 allowed: "one open batch per index: end it with endIndexBatch before beginning another")
         }
-        openBatches[BatchKey(user: user, index: index)] = (batch.head + 1, commandIndex)
+        openBatches[IndexBatchKey(user: scope.user, index: index)] = (batch.head + 1, scope.index)
     }
 
-    private func end(_ index: String, clientState: Data, expected: Data?, at time: Date) throws {
+    func endIndexBatch(_ index: String, clientState: Data, expected: Data?, _ scope: inout CommandScope) throws {
         let operation = "endIndexBatch"
         try ActivityRules.checkIdentifier(index, field: "index", operation: operation)
         try SpotlightRules.checkClientState(clientState, field: "clientState", operation: operation)
         if let expected { try SpotlightRules.checkClientState(expected, field: "expectedClientState", operation: operation) }
-        guard let open = openBatches[BatchKey(user: user, index: index)] else {
+        guard let open = openBatches[IndexBatchKey(user: scope.user, index: index)] else {
             throw ActivityError(.invalidIndexBatch, operation: operation, field: "index", value: index,
                                 allowed: "the index of a beginIndexBatch earlier in the same batch of commands")
         }
-        let stored = try items.clientState(ofIndex: index, space: try space, in: txn)
+        let stored = try items.clientState(ofIndex: index, space: scope.space, in: txn)
         if let expected, expected != stored {
             throw ActivityError(.mismatchedClientState, operation: operation, field: "expectedClientState",
                                 value: expected.base64EncodedString(),
@@ -244,7 +201,7 @@ final class SpotlightCommandExecutor {
         if let stored { message.previousClientState = stored }
         if let expected { message.expectedClientState = expected }
         message.firstPosition = open.firstPosition
-        try append(.batchCommitted(message), at: time)
-        openBatches[BatchKey(user: user, index: index)] = nil
+        try append(.batchCommitted(message), &scope)
+        openBatches[IndexBatchKey(user: scope.user, index: index)] = nil
     }
 }
