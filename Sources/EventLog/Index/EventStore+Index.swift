@@ -12,16 +12,17 @@ extension EventStore {
         guard Views.hasIndex else { return nil }
         var indexOptions = options.environmentOptions
         indexOptions.durability = options.indexDurability
-        let environment = try openIndexEnvironment(inStore: log.path, options: indexOptions)
+        let directory = EnvironmentDirectory.index(log.path)
+        let environment = try directory.open(options: indexOptions)
         // Never add the index's databases to another program's environment.
-        try IndexDirectory.refuseForeign(environment, store: log.path)
+        try directory.refuseForeign(environment)
         let (indexDatabases, index) = try environment.write { txn in
             let indexDatabases = try IndexDatabases(openingIn: txn)
             let index = try views.openIndex(in: txn)
             try refuseSharedDatabaseNames(views.all, index.all)
-            if try checkIndexFormat(indexDatabases, in: txn, path: environment.path) == nil {
+            if try indexDatabases.metadata.checkFormat(in: txn, path: environment.path) == nil {
                 // A new index: at position 0, its checkpoints there.
-                try indexDatabases.setFormat(.current, in: txn)
+                try indexDatabases.metadata.setFormat(.current, in: txn)
                 try indexDatabases.clear(index.all, in: txn)
             }
             let target = IndexTarget(environment: environment, databases: indexDatabases, projections: index.all)
@@ -56,7 +57,7 @@ extension EventStore {
         throws -> (index: StoreIndex<Views.Index>?, unavailable: EventLogError?) {
         guard Views.hasIndex else { return (nil, nil) }
         do {
-            guard try IndexDirectory.exists(atStore: log.path) else { return (nil, nil) }
+            guard try EnvironmentDirectory.index(log.path).holdsData() else { return (nil, nil) }
             return (try openExistingIndex(views: views, log: log, options: options), nil)
         } catch let error as EventLogError where error.code != .storeBusy {
             return (nil, error)
@@ -64,10 +65,11 @@ extension EventStore {
     }
 
     private static func openExistingIndex(views: Views, log: Environment, options: StoreOptions) throws -> StoreIndex<Views.Index> {
-        let path = StoreIndex<Views.Index>.path(inStore: log.path)
+        let directory = EnvironmentDirectory.index(log.path)
+        let path = directory.path
         var indexOptions = options.environmentOptions
         indexOptions.durability = options.indexDurability
-        let environment = try openIndexEnvironment(inStore: log.path, options: indexOptions)
+        let environment = try directory.open(options: indexOptions)
         let (indexDatabases, index) = try environment.openDatabases { txn in
             let indexDatabases: IndexDatabases
             do {
@@ -75,7 +77,7 @@ extension EventStore {
             } catch LMDBError.notFound {
                 throw EventLogError(.corrupt, operation: "open", "\(path) holds an LMDB environment that is not an index (no meta database)")
             }
-            _ = try checkIndexFormat(indexDatabases, in: txn, path: path)
+            try indexDatabases.metadata.checkFormat(in: txn, path: path)
             do {
                 return (indexDatabases, try views.openIndex(in: txn))
             } catch let error as LMDBError where error == .notFound {
@@ -85,20 +87,6 @@ extension EventStore {
             }
         }
         return StoreIndex(environment: environment, views: index, databases: indexDatabases)
-    }
-
-    private static func openIndexEnvironment(inStore store: String, options: EnvironmentOptions) throws -> Environment {
-        try IndexDirectory.open(atStore: store, options: options)
-    }
-
-    @discardableResult
-    private static func checkIndexFormat(_ databases: IndexDatabases, in txn: ReadTransaction, path: String) throws -> StoreFormat? {
-        guard let stored = try databases.format(in: txn) else { return nil }
-        guard stored == .current else {
-            throw EventLogError(.incompatibleFormat, operation: "open",
-                                "the index at \(path) has format \(stored.version); this version reads format \(StoreFormat.current.version)")
-        }
-        return stored
     }
 
     /// A store of the one-environment layout kept the index's databases

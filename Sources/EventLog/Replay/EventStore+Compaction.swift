@@ -37,14 +37,15 @@ extension EventStore {
     @discardableResult
     public static func compact(path: String, options: StoreOptions = StoreOptions(),
                                progress: (@Sendable (CompactionProgress) -> Void)? = nil) throws -> StoreCompaction {
-        try StoreDirectory.checkExists(path, operation: "compact")
+        let directory = EnvironmentDirectory.log(path)
+        guard try directory.holdsData(operation: "compact") else { throw directory.missing(operation: "compact") }
         var head: Position = 0
         var removed: [String] = []
         let report: CompactionReport
         do {
             report = try Environment.compact(path: path, options: options.environmentOptions, beforeSwap: { old, copy in
-                let before = try CompactionFingerprint(of: old, path: path)
-                let after = try CompactionFingerprint(of: copy, path: path)
+                let before = try CompactionFingerprint(of: old, directory)
+                let after = try CompactionFingerprint(of: copy, directory)
                 if let difference = before.difference(from: after) {
                     throw EventLogError(.corrupt, operation: "compact",
                                         "the compacted copy differs from the store (\(difference)); the store was left as it was")
@@ -75,15 +76,15 @@ extension EventStore {
     /// store has no index environment.
     private static func compactIndex(ofStore store: String, options: StoreOptions,
                                      progress: (@Sendable (CompactionProgress) -> Void)?) throws -> IndexCompaction? {
-        let path = StoreIndex<Views.Index>.path(inStore: store)
-        guard FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("data.mdb")) else { return nil }
+        let directory = EnvironmentDirectory.index(store)
+        guard FileManager.default.fileExists(atPath: directory.dataFile) else { return nil }
         var indexOptions = options.environmentOptions
         indexOptions.durability = options.indexDurability
         let report: CompactionReport
         do {
-            report = try Environment.compact(path: path, options: indexOptions, beforeSwap: { old, copy in
-                let before = try IndexFingerprint(of: old, path: path)
-                let after = try IndexFingerprint(of: copy, path: path)
+            report = try Environment.compact(path: directory.path, options: indexOptions, beforeSwap: { old, copy in
+                let before = try CompactionFingerprint(of: old, directory)
+                let after = try CompactionFingerprint(of: copy, directory)
                 if let difference = before.difference(from: after) {
                     throw EventLogError(.corrupt, operation: "compact",
                                         "the compacted copy of the index differs from it (\(difference)); the index was left as it was")
@@ -92,7 +93,7 @@ extension EventStore {
         } catch let error as EnvironmentBusyError {
             throw EventLogError(.storeBusy, operation: "compact", "the log was compacted, the index not: \(error.description)")
         } catch let error as DamagedFileError {
-            throw IndexDirectory.damaged(store, error.summary)
+            throw directory.damaged(error, operation: "compact")
         } catch let error as EnvironmentAlreadyOpenError {
             throw EventLogError(.storeBusy, operation: "compact", "\(error); close it before compacting")
         }
@@ -120,58 +121,44 @@ extension EventStore {
     }
 }
 
-/// What must be equal in a store and its compacted copy: the log's head and
-/// last link, the recorded head, and every named database's entries, depth
-/// and pages (the copy keeps each B-tree's shape; only free pages go).
+/// What must be equal in an environment and its compacted copy: the
+/// log's head and last link and its recorded head (the index's: its applied
+/// head), and every named database's entries, depth and pages (the copy
+/// keeps each B-tree's shape; only free pages go).
 struct CompactionFingerprint: Equatable {
     var head: RecordedHead
     var recordedHead: RecordedHead?
     var databases: [String: DatabaseStatistics]
+    let role: EnvironmentDirectory.Role
 
-    init(of environment: Environment, path: String) throws {
-        let databases: LogDatabases
+    init(of environment: Environment, _ directory: EnvironmentDirectory) throws {
+        role = directory.role
         do {
-            databases = try environment.openDatabases { try LogDatabases(openingIn: $0) }
-        } catch LMDBError.notFound {
-            throw EventLogError(.storeMissing, operation: "compact", "\(path) holds an LMDB environment without an event log")
-        }
-        (head, recordedHead, self.databases) = try environment.read { txn in
-            if let format = try databases.format(in: txn), format != .current {
-                throw EventLogError(.incompatibleFormat, operation: "compact",
-                                    "the store at \(path) has format \(format.version); this version reads format \(StoreFormat.current.version)")
+            switch directory.role {
+            case .log:
+                let databases = try environment.openDatabases { try LogDatabases(openingIn: $0) }
+                (head, recordedHead, self.databases) = try environment.read { txn in
+                    try databases.metadata.checkFormat(in: txn, path: directory.path, operation: "compact")
+                    return (try databases.head(in: txn), try databases.recordedHead(in: txn), try DatabaseShapes.of(txn))
+                }
+            case .index:
+                let databases = try environment.openDatabases { try IndexDatabases(openingIn: $0) }
+                recordedHead = nil
+                (head, self.databases) = try environment.read { txn in (try databases.applied(in: txn), try DatabaseShapes.of(txn)) }
             }
-            return (try databases.head(in: txn), try databases.recordedHead(in: txn), try DatabaseShapes.of(txn))
+        } catch LMDBError.notFound {
+            throw directory.role == .log
+                ? EventLogError(.storeMissing, operation: "compact", "\(directory.path) holds an LMDB environment without an event log")
+                : EventLogError(.corrupt, operation: "compact", "\(directory.path) holds an LMDB environment that is not an index")
         }
     }
 
     /// What differs, in words; nil when nothing does.
     func difference(from other: CompactionFingerprint) -> String? {
-        if head != other.head { return "head \(head.position) against \(other.head.position), or its link" }
+        if head != other.head {
+            return "\(role == .log ? "head" : "applied") \(head.position) against \(other.head.position), or its link"
+        }
         if recordedHead != other.recordedHead { return "the recorded head" }
-        return DatabaseShapes.difference(databases, other.databases)
-    }
-}
-
-/// What must be equal in an index environment and its compacted copy: the
-/// applied head and every named database's entries, depth and pages.
-struct IndexFingerprint: Equatable {
-    var applied: RecordedHead
-    var databases: [String: DatabaseStatistics]
-
-    init(of environment: Environment, path: String) throws {
-        let indexDatabases: IndexDatabases
-        do {
-            indexDatabases = try environment.openDatabases { try IndexDatabases(openingIn: $0) }
-        } catch LMDBError.notFound {
-            throw EventLogError(.corrupt, operation: "compact", "\(path) holds an LMDB environment that is not an index")
-        }
-        (applied, databases) = try environment.read { txn in
-            return (try indexDatabases.applied(in: txn), try DatabaseShapes.of(txn))
-        }
-    }
-
-    func difference(from other: IndexFingerprint) -> String? {
-        if applied != other.applied { return "applied \(applied.position) against \(other.applied.position), or its link" }
         return DatabaseShapes.difference(databases, other.databases)
     }
 }

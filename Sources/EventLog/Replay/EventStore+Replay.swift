@@ -190,7 +190,7 @@ extension EventStore {
         let serialized = SerializedProgress(progress)
         let progress = serialized.closure
         // The index (`path/index`) is built on a thread of its own meanwhile.
-        let indexPath = StoreIndex<Views.Index>.path(inStore: path)
+        let indexPath = EnvironmentDirectory.index(path).path
         let indexBuild = try index.map { _ in
             try BackgroundWork("eventlog.replay.index") { [self] () -> IndexReplayReport in
                 let indexBuilder = try ViewBuilder(source: self, targetPath: indexPath, durability: .durable, kind: .index,
@@ -205,7 +205,7 @@ extension EventStore {
         let builder = try ViewBuilder(source: self, targetPath: path, durability: .durable, progress: progress)
         let target = try builder.target.write { txn in
             let target = try LogDatabases(openingIn: txn)
-            try target.setFormat(.current, in: txn)
+            try target.metadata.setFormat(.current, in: txn)
             return target
         }
         try copyLog(through: position, into: builder.target, databases: target, progress: progress)

@@ -73,9 +73,10 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             throw EventLogError(.invalidArgument, operation: "open",
                                 "indexDurability is noSync; allowed: durable or noMetaSync (a machine crash can damage an environment written without syncs, silently)")
         }
-        if options.readOnly || !options.createIfMissing { try StoreDirectory.checkExists(path) }
+        let directory = EnvironmentDirectory.log(path)
+        if (options.readOnly || !options.createIfMissing), try !directory.holdsData() { throw directory.missing(operation: "open") }
         metrics = StoreMetrics(path: path)
-        environment = try StoreDirectory.open(path, options: options.environmentOptions(metrics: metrics))
+        environment = try directory.open(options: options.environmentOptions(metrics: metrics))
         self.options = options
         groupCommit = GroupCommit(maxGroup: options.maxGroupCommit)
         commits = CommitSignal()
@@ -86,11 +87,11 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             return
         }
         // Never add the log's databases to another program's environment.
-        try StoreDirectory.refuseForeign(environment, path: path)
+        try directory.refuseForeign(environment)
         (databases, views) = try environment.write { txn in
             let databases = try LogDatabases(openingIn: txn)
-            if try Self.checkFormat(databases, in: txn, path: path) == nil {
-                try databases.setFormat(.current, in: txn)
+            if try databases.metadata.checkFormat(in: txn, path: path) == nil {
+                try databases.metadata.setFormat(.current, in: txn)
             }
             return (databases, try Views(openingIn: txn))
         }
@@ -119,9 +120,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             do {
                 databases = try LogDatabases(openingIn: txn)
             } catch LMDBError.notFound {
-                throw StoreDirectory.foreign(path, databases: try txn.databaseNames())
+                throw EnvironmentDirectory.log(path).foreign(databases: try txn.databaseNames())
             }
-            _ = try checkFormat(databases, in: txn, path: path)
+            try databases.metadata.checkFormat(in: txn, path: path)
             do {
                 return (databases, try Views(openingIn: txn))
             } catch let error as LMDBError where error == .notFound {
@@ -130,18 +131,6 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
                                         + "`replay` with this version rebuilds them (the log itself can be read with a build that matches)")
             }
         }
-    }
-
-    /// The stored format, after checking that this version reads it; nil in
-    /// a store that has none yet.
-    @discardableResult
-    private static func checkFormat(_ databases: LogDatabases, in txn: ReadTransaction, path: String) throws -> StoreFormat? {
-        guard let stored = try databases.format(in: txn) else { return nil }
-        guard stored == .current else {
-            throw EventLogError(.incompatibleFormat, operation: "open",
-                                "the store at \(path) has format \(stored.version); this version reads format \(StoreFormat.current.version)")
-        }
-        return stored
     }
 
     // MARK: Writing
