@@ -52,15 +52,24 @@ extension EventStore {
     /// used (damaged, cut short, not an index, another format, a directory
     /// this user may not read) is nil with the error, which the reads of the
     /// index throw (``EventStore/indexUnavailable``): the reads of the log
-    /// and its views, which do not touch it, still answer.
-    static func openIndexForReading(views: Views, log: Environment, options: StoreOptions)
-        throws -> (index: StoreIndex<Views.Index>?, unavailable: EventLogError?) {
-        guard Views.hasIndex else { return (nil, nil) }
+    /// and its views, which do not touch it, still answer. So is an index
+    /// the log does not vouch for (another history, or ahead of the log:
+    /// ``DerivedHistory``), with its history.
+    static func openIndexForReading(views: Views, log: Environment, databases: LogDatabases, options: StoreOptions)
+        throws -> (index: StoreIndex<Views.Index>?, unavailable: EventLogError?, history: DerivedHistory?) {
+        guard Views.hasIndex else { return (nil, nil, nil) }
         do {
-            guard try EnvironmentDirectory.index(log.path).holdsData() else { return (nil, nil) }
-            return (try openExistingIndex(views: views, log: log, options: options), nil)
+            guard try EnvironmentDirectory.index(log.path).holdsData() else { return (nil, nil, nil) }
+            let index = try openExistingIndex(views: views, log: log, options: options)
+            let history = try index.history(against: log, databases: databases)
+            if let refusal = history.refusal(of: "the store's index at \(index.environment.path)", store: log.path,
+                                             remedy: EnvironmentDirectory.index(log.path).rebuildRemedy) {
+                index.environment.close()
+                return (nil, refusal, history)
+            }
+            return (index, nil, history)
         } catch let error as EventLogError where error.code != .storeBusy {
-            return (nil, error)
+            return (nil, error, nil)
         }
     }
 
@@ -185,7 +194,11 @@ extension EventStore {
         if let position { try waitForIndex(through: position, timeout: timeout) }
         return try index.environment.read { indexTxn in
             if options.readOnly { try checkIndexVersions(index, in: indexTxn) }
-            return try read { logTxn in try body(indexTxn, logTxn) }
+            return try read { logTxn in
+                // Read-only, the index may have been replaced since the open: the log vouches for it at every read.
+                if options.readOnly { try checkIndexHistory(index, indexTxn: indexTxn, logTxn: logTxn) }
+                return try body(indexTxn, logTxn)
+            }
         }
     }
 
@@ -273,6 +286,24 @@ extension EventStore {
         }
     }
 
+    /// A store opened read-only reads no index of another history, and none ahead of the log.
+    private func checkIndexHistory(_ index: StoreIndex<Views.Index>, indexTxn: ReadTransaction, logTxn: ReadTransaction) throws {
+        let applied = try index.databases.applied(in: indexTxn)
+        let history = try DerivedHistory.of(position: applied.position, link: applied.link, log: databases, in: logTxn)
+        if let refusal = history.refusal(of: "the store's index at \(index.environment.path)", store: environment.path,
+                                         remedy: EnvironmentDirectory.index(environment.path).rebuildRemedy, operation: "read index") {
+            throw refusal
+        }
+    }
+
+    /// The index's history: the position and link it applied through, and
+    /// whether the log vouches for it (``DerivedHistory``). Nil when the
+    /// store has no index environment, or one that cannot be read.
+    public func indexHistory() throws -> DerivedHistory? {
+        guard let index else { return indexHistoryAtOpen }
+        return try index.history(against: environment, databases: databases)
+    }
+
     /// How the index stands against the log: nil when the store has none by design.
     public func indexStatus() throws -> IndexStatus? {
         guard Views.hasIndex else { return nil }
@@ -281,6 +312,8 @@ extension EventStore {
             var status = IndexStatus(exists: false, applied: 0, head: head, secondsBehind: try ageOfRecord(after: 0),
                                      projections: [], isIndexing: false, lastFailure: nil, failingSince: nil)
             status.unavailable = indexUnavailable?.description
+            status.history = indexHistoryAtOpen
+            if let history = indexHistoryAtOpen { (status.exists, status.applied) = (true, history.position) }
             return status
         }
         return try index.environment.read { indexTxn in
@@ -290,11 +323,16 @@ extension EventStore {
                 return ViewStatus.ProjectionState(name: projection.name, version: projection.version, storedVersion: checkpoint?.version,
                                                   checkpoint: checkpoint?.position ?? 0, head: applied)
             }
-            let head = try self.head()
+            let (head, history) = try environment.read { logTxn in
+                (try databases.head(in: logTxn).position,
+                 try DerivedHistory.of(position: applied, link: try index.databases.applied(in: indexTxn).link, log: databases, in: logTxn))
+            }
             let failure = indexer?.lastFailure
-            return IndexStatus(exists: true, applied: applied, head: head, secondsBehind: try ageOfRecord(after: applied),
-                               projections: projections, isIndexing: indexer != nil, lastFailure: failure?.failure.description,
-                               failingSince: failure?.since)
+            var status = IndexStatus(exists: true, applied: applied, head: head, secondsBehind: try ageOfRecord(after: min(applied, head)),
+                                     projections: projections, isIndexing: indexer != nil, lastFailure: failure?.failure.description,
+                                     failingSince: failure?.since)
+            status.history = history
+            return status
         }
     }
 
@@ -335,8 +373,12 @@ public struct IndexStatus: Sendable, Equatable, CustomStringConvertible {
     /// tries again, at longer and longer intervals (up to 5 s).
     public var failingSince: Date?
     /// Why the index cannot be used (a store opened read-only whose index
-    /// is damaged, not an index, or may not be read); nil when it can.
+    /// is damaged, not an index, may not be read, or is not this log's);
+    /// nil when it can.
     public var unavailable: String? = nil
+    /// The position and link the index applied through, and whether the
+    /// log vouches for it; nil when there is no index, or it cannot be read.
+    public var history: DerivedHistory? = nil
 
     public var eventsBehind: UInt64 { head > applied ? head - applied : 0 }
     /// Some projection of the index was built by another version.

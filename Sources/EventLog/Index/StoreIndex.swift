@@ -45,6 +45,13 @@ public final class StoreIndex<Views: ProjectionList>: Sendable {
         try environment.read { try databases.applied(in: $0) }
     }
 
+    /// The position and link the index applied through, against the log
+    /// (`environment` and `databases`, the store's log).
+    func history(against log: Environment, databases logDatabases: LogDatabases) throws -> DerivedHistory {
+        let applied = try appliedHead()
+        return try log.read { try DerivedHistory.of(position: applied.position, link: applied.link, log: logDatabases, in: $0) }
+    }
+
     /// The last position the index applied: every event up to it is
     /// searchable. 0 when none.
     public func applied() throws -> Position {

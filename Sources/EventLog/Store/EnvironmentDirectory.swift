@@ -129,6 +129,14 @@ struct EnvironmentDirectory: Sendable {
             + "and open the store for writing (`eventlog replay --store \(store)`, or a service) to rebuild it"
     }
 
+    /// How to rebuild the index from the log, when it may not be used as it
+    /// is (another history, ahead of the log): an open for writing would
+    /// rebuild one of another history by itself, but refuses one ahead.
+    var rebuildRemedy: String {
+        "with no process using the store, remove \(EnvironmentDirectory.index(store).path) and run `eventlog replay --store \(store)` "
+            + "to rebuild the index from this log"
+    }
+
     /// A damaged data file. The log's, as a corrupt store (keys out of
     /// order in the log name the position where it goes wrong); the
     /// index's, with the index's remedy.

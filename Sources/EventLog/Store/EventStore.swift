@@ -32,6 +32,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// Why the index cannot be used, in a store opened read-only whose
     /// index is damaged or unreadable (``index`` is nil): what searches throw.
     public let indexUnavailable: EventLogError?
+    /// The index's history when the store opened (``indexHistory()``
+    /// reads it again while the index is open).
+    let indexHistoryAtOpen: DerivedHistory?
     public let options: StoreOptions
     let databases: LogDatabases
     /// The writer thread and the queue of writes waiting for it.
@@ -82,7 +85,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         commits = CommitSignal()
         if options.readOnly {
             (databases, views) = try Self.openForReading(environment, path: path)
-            (index, indexUnavailable) = try Self.openIndexForReading(views: views, log: environment, options: options)
+            (index, indexUnavailable, indexHistoryAtOpen) = try Self.openIndexForReading(views: views, log: environment, databases: databases,
+                                                                                           options: options)
             indexer = nil
             return
         }
@@ -97,6 +101,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
         index = try Self.openIndex(views: views, log: environment, databases: databases, options: options)
         indexUnavailable = nil
+        indexHistoryAtOpen = nil
         indexer = try Self.makeIndexer(index, log: environment, databases: databases, commits: commits, options: options, metrics: metrics)
         try catchUp()
         try dropIndexLeftInLog()

@@ -14,9 +14,10 @@ struct StatsCommand: Subcommand {
             its lock file (a read-only directory).
             The index (the keyword index, in index/) follows the log: "index" says the position it applied
             through, how many events and how many seconds (the age of the oldest event it has not applied) it
-            is behind, and its databases; an index that cannot be used (damaged, unreadable) says why ("unavailable").
+            is behind, and its databases; an index that cannot be used (damaged, unreadable, not built from this log) says
+            why ("unavailable"); "history" is the position and link it applied through and whether the log vouches for it.
             JSON: {"head","views":[{"projection","version","storedVersion","checkpoint","behind","current"}],
-                   "index":{"exists","applied","behind","secondsBehind","indexing","lastFailure","unavailable",
+                   "index":{"exists","applied","behind","secondsBehind","indexing","lastFailure","unavailable","history",
                             "projections":[{"projection","version","storedVersion","checkpoint"}],
                             "databases":[{"name","entries","bytes"}],"mapSize","mapUsed"},
                    "eventCounts":{TYPE:N},"databases":[{"name","entries","bytes"}],
@@ -117,6 +118,7 @@ struct StatsCommand: Subcommand {
                 ]
                 if let failure = indexStatus.lastFailure { index["lastFailure"] = .string(failure) }
                 if let unavailable = indexStatus.unavailable { index["unavailable"] = .string(unavailable) }
+                if let history = indexStatus.history { index["history"] = VerifyCommand.json(history) }
                 if let indexInfo {
                     index["mapSize"] = .integer(Int64(indexInfo.mapSize))
                     index["mapUsed"] = .integer(Int64(indexInfo.usedBytes))
@@ -151,6 +153,7 @@ struct StatsCommand: Subcommand {
         Output.line("views      \(status.isCurrent ? "current" : "BEHIND: \(status)")")
         if let indexStatus {
             Output.line("index      \(indexStatus)")
+            if let history = indexStatus.history { Output.line("index from \(history)") }
             if let indexInfo { Output.line("index map  \(bytes(indexInfo.usedBytes)) used of \(bytes(indexInfo.mapSize))") }
         }
         Output.line("")

@@ -14,9 +14,12 @@ struct VerifyCommand: Subcommand {
             proven only once the log reaches it (Docs/LogFormat.md, "Pending authorizations").
             JSON: {"valid","head","recordsChecked","bytesChecked","lastLink",
             "problem":{"position","kind","detail"},"snapshots":[{"position","valid"}],
-            "pendingRedactions":[{"position","link","covers"}],"indexProblem"}.
-            A store whose index (index/, derived from the log) is damaged or cannot be read: the log is
-            checked as ever, then verify says what is wrong with the index and exits 1.
+            "pendingRedactions":[{"position","link","covers"}],"indexProblem",
+            "index":{"position","link","history","logHead","logLink"}}: the index's history, "thisLog", "aheadOfLog" or
+            "anotherHistory" (SPEC §2: the log vouches for everything derived from it).
+            A store whose index (index/, derived from the log) is damaged, cannot be read, or was not built
+            from this log (another history, or ahead of the log: the log has lost records): the log is
+            checked as ever, then verify says what is wrong with the index, naming both positions, and exits 1.
 
             Examples:
               eventlog verify
@@ -40,6 +43,8 @@ struct VerifyCommand: Subcommand {
         // rebuilds, but an operator should hear of it.
         let snapshots = try store.eventStore.snapshots().map { ($0.position, store.eventStore.verifySnapshot($0)) }
         let damaged = snapshots.filter { !$0.1 }.map(\.0)
+        // What the log vouches for: the index's position and link (SPEC §2).
+        let indexHistory = try store.eventStore.indexHistory()
         if json {
             var members: [String: JSONValue] = [
                 "valid": .bool(report.isValid),
@@ -53,6 +58,7 @@ struct VerifyCommand: Subcommand {
                 }),
             ]
             if let unusable = store.eventStore.indexUnavailable { members["indexProblem"] = .string(unusable.description) }
+            if let history = indexHistory { members["index"] = Self.json(history) }
             if let problem = report.firstProblem {
                 members["problem"] = .object([
                     "position": .integer(Int64(problem.position)),
@@ -64,6 +70,7 @@ struct VerifyCommand: Subcommand {
         } else if report.isValid && damaged.isEmpty {
             Output.line("ok: \(report.recordsChecked) records, \(report.bytesChecked) bytes, head \(report.head), last link \(report.lastLink)"
                 + (snapshots.isEmpty ? "" : "; \(snapshots.count) snapshots with sound digests"))
+            if let indexHistory { Output.line("index: \(indexHistory)") }
             for pending in report.pendingRedactions {
                 Output.line("pending: \(pending.covers) redacted records are authorized by the redaction record at position \(pending.position) "
                     + "(link \(pending.link)), past the head: proven once the log reaches it")
@@ -80,8 +87,26 @@ struct VerifyCommand: Subcommand {
         }
         // The index is derived from the log, yet an operator should hear of a damaged one.
         if let unusable = store.eventStore.indexUnavailable {
-            Output.error("eventlog verify: the log is sound, but \(unusable)")
+            if indexHistory?.isAheadOfLog == true {
+                Output.error("eventlog verify: the log has lost records: \(unusable)")
+            } else {
+                Output.error("eventlog verify: the log is sound, but \(unusable)")
+            }
             throw ExitCode.failure
         }
+    }
+
+    /// `{"position","link","history"}` (`link` omitted when none was
+    /// recorded; `logHead` for a file ahead of the log, `logLink` for one of
+    /// another history).
+    static func json(_ history: DerivedHistory) -> JSONValue {
+        var members: [String: JSONValue] = ["position": .integer(Int64(history.position)), "history": .string(history.name)]
+        if let link = history.link { members["link"] = .string("\(link)") }
+        switch history.standing {
+        case .aheadOfLog(let head): members["logHead"] = .integer(Int64(head))
+        case .anotherHistory(let link): members["logLink"] = .string("\(link)")
+        case .thisLog, .unrecorded: break
+        }
+        return .object(members)
     }
 }
