@@ -93,3 +93,82 @@ struct DerivedHistoryTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: store + "/data.mdb")) == old, "a writer wrote over the positions the index has seen")
     }
 }
+
+extension DerivedHistoryTests {
+    /// `count` items, one transaction each, each for its own user `prefix-N`.
+    static func usersItems(_ count: Int, prefix: String) -> [String] {
+        (0..<count).map { n in
+            #"{"op":"indexSearchableItems","user":"\#(prefix)-\#(n)","items":[{"uniqueIdentifier":"i","attributeSet":{"title":"\#(prefix)word"}}],"at":"2026-11-22T10:00:00Z"}"#
+        }
+    }
+
+    static func users(_ store: String) throws -> [String] {
+        try CLI.run(["users", "--store", store, "--json"]).objects().compactMap { $0["user"] as? String }
+    }
+
+    @Test("another store's snapshots copied into snapshots/: replay, replay --verify and time travel never use them; snapshot list and verify report their history; verify fails until they are deleted")
+    func snapshotOfAnotherStore() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let a = try Self.makeStore(dir, "a", Self.usersItems(10, prefix: "alice"))
+        let b = try Self.makeStore(dir, "b", Self.usersItems(8, prefix: "bob"))
+        #expect(try CLI.run(["snapshot", "create", "--store", b]).status == 0)
+        let copied = try FileManager.default.contentsOfDirectory(atPath: b + "/snapshots")
+        #expect(copied.count == 2, "\(copied)")
+        try FileManager.default.createDirectory(atPath: a + "/snapshots", withIntermediateDirectories: true)
+        for name in copied { try FileManager.default.copyItem(atPath: b + "/snapshots/" + name, toPath: a + "/snapshots/" + name) }
+        let aliceUsers = try Self.users(a)
+        #expect(aliceUsers.count == 10 && aliceUsers.allSatisfy { $0.hasPrefix("alice") })
+
+        let list = try CLI.run(["snapshot", "list", "--store", a, "--json"])
+        let listed = try list.objects()
+        #expect(listed.count == 2 && Set(listed.compactMap { $0["kind"] as? String }) == ["views", "index"], "\(list.stdout)")
+        #expect(listed.allSatisfy { ($0["history"] as? [String: Any])?["history"] as? String == "anotherHistory" }, "\(list.stdout)")
+
+        let verifyViews = try CLI.run(["replay", "--verify", "--store", a, "--json"])
+        #expect(verifyViews.status == 0, "\(verifyViews)")
+        #expect(try verifyViews.object()["snapshot"] as? Int == nil, "\(verifyViews)")
+        let travel = try CLI.run(["replay", "--to", "9", "--into", dir.sub("then"), "--store", a, "--json"])
+        #expect(travel.status == 0, "\(travel)")
+        #expect(try travel.object()["snapshot"] as? Int == nil, "\(travel)")
+        #expect(try Self.users(dir.sub("then")).allSatisfy { $0.hasPrefix("alice") })
+        let replay = try CLI.run(["replay", "--store", a, "--json"])
+        #expect(replay.status == 0, "\(replay)")
+        #expect(try replay.object()["snapshot"] as? Int == nil, "\(replay)")
+        #expect(try Self.users(a) == aliceUsers)
+        let search = try CLI.run(["search", "--store", a, "--user", "bob-1", "bobword", "--json"])
+        #expect(search.status == 0 && search.stdout == "[]\n", "\(search)")
+
+        let verify = try CLI.run(["verify", "--store", a])
+        #expect(verify.status == 1 && verify.stderr.contains("not this log's") && verify.stderr.contains("another history")
+                && verify.stderr.contains("snapshot at 8"), "\(verify)")
+        #expect(try CLI.run(["snapshot", "delete", "8", "--store", a]).status == 0)
+        #expect(try CLI.run(["snapshot", "delete", "8", "--index", "--store", a]).status == 0)
+        let clean = try CLI.run(["verify", "--store", a])
+        #expect(clean.status == 0, "\(clean)")
+    }
+
+    @Test("a snapshot past the log's head: writers refuse the store naming both positions, verify fails, snapshot delete removes it")
+    func snapshotAheadOfTheLog() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let a = try Self.makeStore(dir, "a", Self.usersItems(3, prefix: "alice"))
+        let b = try Self.makeStore(dir, "b", Self.usersItems(6, prefix: "bob"))
+        #expect(try CLI.run(["snapshot", "create", "--store", b]).status == 0)
+        try FileManager.default.createDirectory(atPath: a + "/snapshots", withIntermediateDirectories: true)
+        let name = "00000000000000000006.snapshot"
+        try FileManager.default.copyItem(atPath: b + "/snapshots/" + name, toPath: a + "/snapshots/" + name)
+        let log = try Data(contentsOf: URL(fileURLWithPath: a + "/data.mdb"))
+        let write = try dir.file("write.jsonl", Self.usersItems(1, prefix: "carol"))
+        for command in [["apply", "--store", a, write], ["replay", "--store", a], ["snapshot", "create", "--store", a]] {
+            let run = try CLI.runBounded(command)
+            #expect(run.exited && run.status == 1 && run.stderr.contains("lost records") && run.stderr.contains("position 6")
+                    && run.stderr.contains("head is 3"), "\(command[0]): \(run)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: a + "/data.mdb")) == log)
+        let verify = try CLI.run(["verify", "--store", a])
+        #expect(verify.status == 1 && verify.stderr.contains("lost records") && verify.stderr.contains("ahead of the log (its head is 3)"), "\(verify)")
+        #expect(try CLI.run(["snapshot", "delete", "6", "--store", a]).status == 0)
+        #expect(try CLI.run(["apply", "--store", a, write]).status == 0)
+    }
+}

@@ -236,12 +236,8 @@ extension EventStore {
         let scratch = (environment.path as NSString).appendingPathComponent("replay-scratch-\(getpid())-\(UUID().uuidString)")
         do {
             let builder = try ViewBuilder(source: self, targetPath: scratch, durability: .noSync, kind: kind, progress: progress)
-            var candidates: [SnapshotInfo] = []
-            if !full {
-                let wanted = Set(builder.projections.map { SnapshotInfo.ProjectionStamp(name: $0.name, version: $0.version) })
-                candidates = try snapshots(of: kind == .index ? .index : .views).reversed()
-                    .filter { $0.position <= end && Set($0.projections) == wanted }
-            }
+            let candidates = full ? [] : try usableSnapshots(of: kind == .index ? .index : .views, projections: builder.projections,
+                                                             atOrBefore: end)
             let (used, damaged) = try builder.build(through: end, from: candidates)
             return (builder, scratch, used, damaged)
         } catch {

@@ -99,6 +99,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             }
             return (databases, try Views(openingIn: txn))
         }
+        // A log behind a snapshot has lost records: nothing is written over positions it has seen.
+        try Self.refuseSnapshotsAheadOfLog(environment, databases: databases)
         index = try Self.openIndex(views: views, log: environment, databases: databases, options: options)
         indexUnavailable = nil
         indexHistoryAtOpen = nil

@@ -22,7 +22,8 @@ struct StatsCommand: Subcommand {
                             "databases":[{"name","entries","bytes"}],"mapSize","mapUsed"},
                    "eventCounts":{TYPE:N},"databases":[{"name","entries","bytes"}],
                    "mapSize","mapUsed","pageSize","readers":{"max","used","lockFile"},
-                   "follow":{"stream","streamHead","streamEpoch","lag","seenAt"},"ships":[{"stream","epoch"}]};
+                   "follow":{"stream","streamHead","streamEpoch","lag","seenAt"},"ships":[{"stream","epoch"}],
+                   "snapshots":[{"kind","position","link","path","bytes","projections","history"}]};
             "follow" (a follower's lag: the stream's head when it last looked, less its own head) and
             "ships" (the streams this store ships to as their leader) are omitted when empty.
 
@@ -70,6 +71,10 @@ struct StatsCommand: Subcommand {
             }
         } ?? []
         let indexInfo = store.eventStore.index?.environment.info()
+        // Each snapshot's history (its header only: `verify` checks digests).
+        let snapshots = try (store.eventStore.snapshots(of: .views) + store.eventStore.snapshots(of: .index))
+            .sorted { ($0.position, $0.kind == .index ? 1 : 0) < ($1.position, $1.kind == .index ? 1 : 0) }
+            .map { ($0, try store.eventStore.history(of: $0)) }
         let follow = try store.eventStore.followState()
         let ships = try store.eventStore.shippingEpochs()
         let lag = follow.map { $0.streamHead > head ? $0.streamHead - head : 0 }
@@ -132,6 +137,7 @@ struct StatsCommand: Subcommand {
                     "seenAt": .string(Output.time(follow.seenAt)),
                 ])
             }
+            members["snapshots"] = .array(snapshots.map { SnapshotCommand.json($0.0, history: $0.1) })
             if !ships.isEmpty {
                 members["ships"] = .array(ships.map { .object(["stream": .string($0.stream), "epoch": .integer($0.epoch)]) })
             }
@@ -156,6 +162,7 @@ struct StatsCommand: Subcommand {
             if let history = indexStatus.history { Output.line("index from \(history)") }
             if let indexInfo { Output.line("index map  \(bytes(indexInfo.usedBytes)) used of \(bytes(indexInfo.mapSize))") }
         }
+        for (snapshot, history) in snapshots { Output.line("snapshot   \(snapshot.kind == .index ? "index" : "views") from \(history)") }
         Output.line("")
         Output.table(["VIEW", "VERSION", "BUILT BY", "APPLIED THROUGH", "BEHIND"], status.projections.map {
             [$0.name, String($0.version), $0.storedVersion.map(String.init) ?? "-", String($0.checkpoint),
