@@ -39,6 +39,8 @@ extension EventStore {
                                progress: (@Sendable (CompactionProgress) -> Void)? = nil) throws -> StoreCompaction {
         let directory = EnvironmentDirectory.log(path)
         guard try directory.holdsData(operation: "compact") else { throw directory.missing(operation: "compact") }
+        // No byte of a forgotten user may stay in the index's file either: it must have applied every forget.
+        try bringIndexPastForgets(path: path, options: options)
         var head: Position = 0
         var removed: [String] = []
         let report: CompactionReport
@@ -51,7 +53,9 @@ extension EventStore {
                                         "the compacted copy differs from the store (\(difference)); the store was left as it was")
                 }
                 head = before.head.position
-                removed = removeAbandonedFiles(in: old.path)
+                let databases = try old.openDatabases { try LogDatabases(openingIn: $0) }
+                let redacted = try old.read { try databases.redactedRanges(in: $0) }
+                removed = removeAbandonedFiles(in: old.path, redacted: redacted)
             }, progress: progress)
         } catch let error as EnvironmentBusyError {
             throw EventLogError(.storeBusy, operation: "compact", error.description)
@@ -102,22 +106,63 @@ extension EventStore {
                                seconds: report.seconds)
     }
 
-    /// Rebuild scratch environments and partial snapshots under `path`:
-    /// called while the store is held alone, when no process can be
+    /// Rebuild scratch environments and partial snapshots under `path`,
+    /// and every snapshot (the views' or the index's) whose position lies
+    /// in a range a later forget redacted (`redacted`: first position, the
+    /// redaction record's): one written while that forget committed, by a
+    /// process killed before it could remove it, holds what the forget
+    /// erased. Called while the store is held alone, when no process can be
     /// writing them. Returns their names, relative to `path`.
-    private static func removeAbandonedFiles(in path: String) -> [String] {
+    private static func removeAbandonedFiles(in path: String, redacted: [(first: Position, by: Position)]) -> [String] {
         let files = FileManager.default
         var removed: [String] = []
         for name in (try? files.contentsOfDirectory(atPath: path)) ?? [] where name.hasPrefix("replay-scratch-") {
             if (try? files.removeItem(atPath: (path as NSString).appendingPathComponent(name))) != nil { removed.append(name) }
         }
         let snapshots = (path as NSString).appendingPathComponent("snapshots")
-        for name in (try? files.contentsOfDirectory(atPath: snapshots)) ?? [] where name.contains(".partial-") {
-            if (try? files.removeItem(atPath: (snapshots as NSString).appendingPathComponent(name))) != nil {
-                removed.append("snapshots/" + name)
-            }
+        for name in (try? files.contentsOfDirectory(atPath: snapshots)) ?? [] {
+            let position = UInt64(name.prefix { $0.isASCII && $0.isNumber })
+            let erased = position.map { p in redacted.contains { $0.first <= p && p < $0.by } } ?? false
+            guard name.contains(".partial-") || (name.contains(".snapshot") && erased) else { continue }
+            if unlink((snapshots as NSString).appendingPathComponent(name)) == 0 { removed.append("snapshots/" + name) }
         }
         return removed.sorted()
+    }
+
+    /// Before the files are rewritten: an index that has not applied every
+    /// forget in the log still holds what they erased, and its compacted
+    /// file would too. It is brought there (the store opened for writing,
+    /// the indexer run to the head in this process), or the compaction is
+    /// refused, saying why.
+    private static func bringIndexPastForgets(path: String, options: StoreOptions) throws {
+        guard Views.hasIndex, try EnvironmentDirectory.index(path).holdsData(operation: "compact") else { return }
+        var reading = options
+        reading.readOnly = true
+        reading.createIfMissing = false
+        let (lastForget, applied): (Position?, Position?) = try {
+            let store = try EventStore(path: path, options: reading)
+            defer { store.close() }
+            let last = try store.environment.read { txn in
+                try store.databases.redactedRanges(in: txn).map(\.by).filter { $0 <= (try store.databases.head(in: txn).position) }.max()
+            }
+            return (last, try store.index?.applied())
+        }()
+        guard let lastForget, (applied ?? 0) < lastForget else { return }
+        var writing = options
+        writing.readOnly = false
+        writing.createIfMissing = false
+        writing.indexesInBackground = false
+        do {
+            let store = try EventStore(path: path, options: writing)
+            defer { store.close() }
+            try store.catchUpIndex()
+            options.logger.notice("compact: the index applied the log through the forget at \(lastForget) first")
+        } catch let error as EventLogError {
+            throw EventLogError(error.code, operation: "compact",
+                                "the index has not applied the forget at position \(lastForget) (it applied the log through \(applied.map(String.init) ?? "an unknown position")), "
+                                    + "so its file still holds what that forget erased, and it cannot be brought there: \(error.message). "
+                                    + "Nothing was compacted", position: lastForget)
+        }
     }
 }
 

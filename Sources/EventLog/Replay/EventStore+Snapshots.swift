@@ -39,6 +39,15 @@ extension EventStore {
                     let checkpoint = try index.databases.checkpoints.checkpoint(of: projection.name, in: txn)
                     guard checkpoint == Checkpoint(position: applied.position, version: projection.version) else { return }
                 }
+                // An index that has not yet applied a forget holds the forgotten user's
+                // documents: no snapshot of it (it would outlive the forget).
+                if let by = try environment.read({ try databases.redaction(after: applied.position, in: $0) }) {
+                    options.logger.notice("""
+                        no snapshot of the index: it has applied the log through \(applied.position), not yet the forget at \(by), \
+                        and would keep what that forget erased
+                        """)
+                    return
+                }
                 try writeSnapshot(index.views.all, at: applied, to: snapshotPath(applied.position, .index), in: txn)
             }
         }
@@ -95,6 +104,17 @@ extension EventStore {
         guard rename(temporary, final) == 0 else {
             throw SnapshotFile.failure(LMDBError(code: errno, call: "rename(\(temporary), \(final))"), path: final)
         }
+        // A forget that committed after `txn` began removed the snapshots it
+        // reaches (in its transaction and after it), but not one renamed
+        // since: looked for again now, in a transaction begun after the
+        // rename, so that one of the two sees the other.
+        if let by = try environment.read({ try databases.redaction(after: head.position, in: $0) }) {
+            unlink(final)
+            throw EventLogError(.snapshot, operation: "snapshot create",
+                                "a forget (the redaction record at \(by)) committed while the snapshot at \(head.position) was written: "
+                                    + "it held what that forget erased, and was removed; take the snapshot again")
+        }
+        StoreOwner.adopt(final)
         return try snapshotInfo(at: final)
     }
 
