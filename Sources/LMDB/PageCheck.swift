@@ -45,8 +45,14 @@ enum PageCheck {
     }
 
     static func header(of file: String) throws -> Header? {
-        let fd = open(file, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }   // missing (LMDB creates it) or not readable (LMDB says so)
+        // A regular file only: a FIFO would block the open, a device be read as a store.
+        let opened: Int32?
+        do {
+            opened = try RegularFile.open(file, O_RDONLY)
+        } catch let error as LMDBError where error.code == EACCES || error.code == EPERM {
+            opened = nil   // not readable: LMDB's own open says so
+        }
+        guard let fd = opened else { return nil }   // missing: LMDB creates it
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw LMDBError(code: errno, call: "fstat(\(file))") }

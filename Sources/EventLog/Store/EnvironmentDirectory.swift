@@ -71,17 +71,42 @@ struct EnvironmentDirectory: Sendable {
     /// Opens (for writing: creating) the environment, its failures said in
     /// its own terms.
     func open(options: EnvironmentOptions, operation: String = "open") throws -> Environment {
-        if role == .index && !options.readOnly { _ = try holdsData(operation: operation) }
+        if role == .index {
+            if !options.readOnly { _ = try holdsData(operation: operation) }
+            try refuseTheLogsOwnFiles(operation: operation)
+        }
         do {
             return try Environment(path: path, options: options)
         } catch let error as EnvironmentBusyError {
             throw EventLogError(.storeBusy, operation: operation, error.description)
         } catch let error as DamagedFileError {
             throw damaged(error, operation: operation)
+        } catch let error as NotARegularFileError {
+            throw role == .log ? EventLogError(.corrupt, operation: operation, error.description) : damaged(error.description, operation: operation)
         } catch let error as LMDBError where error.code == EACCES || error.code == EPERM {
             throw unreachable(error.description, code: error.code, operation: operation)
         } catch let error as CocoaError where error.code == .fileWriteNoPermission {
             throw unreachable("cannot create the directory \(path)", code: EACCES, operation: operation)
+        }
+    }
+
+    /// Throws when the index environment would be the log's own: `index`
+    /// a link to the store's directory (`index -> .`), or `index/data.mdb`
+    /// or `index/lock.mdb` the log's file under another name (a hard link
+    /// or a symbolic link: the same device and inode). Opened, the index's
+    /// databases would be written into the log's environment. Checked
+    /// before anything is opened.
+    private func refuseTheLogsOwnFiles(operation: String) throws {
+        let log = EnvironmentDirectory.log(store)
+        for (mine, logs, what) in [(path, log.path, "the store's directory"),
+                                   (dataFile, log.dataFile, "the log's data.mdb"),
+                                   ((path as NSString).appendingPathComponent("lock.mdb"),
+                                    (log.path as NSString).appendingPathComponent("lock.mdb"), "the log's lock.mdb")] {
+            var a = stat(), b = stat()
+            guard stat(mine, &a) == 0, stat(logs, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino else { continue }
+            throw EventLogError(.corrupt, operation: operation,
+                                "\(mine) is \(what) (the same file: a link to it), where the index environment must be a directory of its own: "
+                                    + "nothing was opened. \(remedy)")
         }
     }
 
@@ -96,7 +121,8 @@ struct EnvironmentDirectory: Sendable {
         case .log:
             guard !(present.contains("log") && present.contains("meta")) else { return }
         case .index:
-            let holdsFormat = try present.contains("meta") && environment.read { txn in
+            // A store's log environment (another store's, moved here) is no index either.
+            let holdsFormat = try present.contains("meta") && !present.contains("log") && environment.read { txn in
                 let meta: Database<String, [UInt8]> = try txn.openDatabase("meta")
                 return try meta.get("format", in: txn) != nil
             }

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+/// Files that are not regular files where the store keeps its data, lock
+/// files and snapshots (a FIFO, a socket, a device, a directory) are refused
+/// before they are opened, never waited for; an index environment that is
+/// the log's own file (a hard link, a symbolic link, `index -> .`) is
+/// refused before it is opened, and nothing is written into the log's
+/// environment.
+extension DamagedFileTests {
+    /// Puts a node of `kind` at `path` (removing what is there).
+    static func makeNode(_ kind: String, at path: String) throws {
+        try? FileManager.default.removeItem(atPath: path)
+        switch kind {
+        case "FIFO": #expect(mkfifo(path, 0o600) == 0)
+        case "character device": #expect(mknod(path, S_IFCHR | 0o600, (1 << 8) | 3) == 0)   // /dev/null's
+        case "directory": try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        case "socket":
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+                path.utf8CString.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(buffer.count - 1))) }
+            }
+            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+            #expect(bound == 0, "bind \(path): \(errno)")
+            close(fd)
+        default: Issue.record("unknown kind \(kind)")
+        }
+    }
+
+    @Test("a FIFO, socket, device or directory at data.mdb, lock.mdb, index/data.mdb, index/lock.mdb or a snapshot's name: every command ends at once with an error naming it (or, for a snapshot, leaves it out), never a hang",
+          .enabled(if: getuid() == 0, "mknod needs root"))
+    func notRegularFiles() throws {
+        let (dir, store) = try Self.store(items: 3)
+        defer { dir.remove() }
+        #expect(try CLI.run(["snapshot", "create", "--store", store]).status == 0)
+        let write = try dir.file("write.jsonl", [#"{"op":"indexSearchableItems","user":"u1","items":[{"uniqueIdentifier":"late"}]}"#])
+        let cleanItems = try CLI.run(Self.userItems(store)).stdout
+        for kind in ["FIFO", "socket", "character device", "directory"] {
+            for file in ["data.mdb", "lock.mdb", "index/data.mdb", "index/lock.mdb"] {
+                let what = "\(kind) at \(file)"
+                let copy = dir.sub("copy")
+                try? FileManager.default.removeItem(atPath: copy)
+                try FileManager.default.copyItem(atPath: store, toPath: copy)
+                try Self.makeNode(kind, at: copy + "/" + file)
+                let commands = file.hasPrefix("index/")
+                    ? [Self.search(copy), ["verify", "--store", copy], ["apply", "--store", copy, write]]
+                    : [["items", "--store", copy, "--user", "u1", "--json"], ["verify", "--store", copy], ["apply", "--store", copy, write]]
+                for command in commands {
+                    let run = try CLI.runBounded(command, timeout: 20)
+                    #expect(run.exited, "\(what): \(command[0]) hung or died: \(run)")
+                    #expect(run.status == 1 && run.stderr.contains(copy + "/" + file) && run.stderr.contains("regular file"),
+                            "\(what): \(command[0]): \(run)")
+                }
+                if file.hasPrefix("index/") { try Self.expectLogReadsAnswer(copy, clean: cleanItems, what) }
+            }
+        }
+        // Named like a snapshot: left out of every listing and rebuild, never opened as one.
+        try Self.makeNode("FIFO", at: store + "/snapshots/00000000000000000002.snapshot")
+        try Self.makeNode("FIFO", at: store + "/snapshots/00000000000000000002.index.snapshot")
+        for command in [["snapshot", "list", "--store", store, "--json"], ["verify", "--store", store], ["stats", "--store", store],
+                        ["replay", "--verify", "--store", store], ["replay", "--store", store], ["apply", "--store", store, write]] {
+            let run = try CLI.runBounded(command, timeout: 30)
+            #expect(run.exited && run.status == 0, "a FIFO named like a snapshot: \(command[0]): \(run)")
+        }
+    }
+
+    @Test("index/data.mdb or index/lock.mdb a hard or symbolic link to the log's, index -> ., another store's log as index/: refused before anything is opened, nothing written into the log's environment")
+    func indexIsTheLogsOwnFile() throws {
+        let (dir, store) = try Self.store(items: 3)
+        defer { dir.remove() }
+        let write = try dir.file("write.jsonl", [#"{"op":"indexSearchableItems","user":"u1","items":[{"uniqueIdentifier":"late"}]}"#])
+        let cleanItems = try CLI.run(Self.userItems(store)).stdout
+        let cases: [(String, (String) throws -> Void)] = [
+            ("index/data.mdb a hard link to data.mdb", { copy in
+                try FileManager.default.removeItem(atPath: copy + "/index/data.mdb")
+                #expect(link(copy + "/data.mdb", copy + "/index/data.mdb") == 0) }),
+            ("index/data.mdb a symbolic link to data.mdb", { copy in
+                try FileManager.default.removeItem(atPath: copy + "/index/data.mdb")
+                #expect(symlink("../data.mdb", copy + "/index/data.mdb") == 0) }),
+            ("index/lock.mdb a hard link to lock.mdb", { copy in
+                try FileManager.default.removeItem(atPath: copy + "/index/lock.mdb")
+                #expect(link(copy + "/lock.mdb", copy + "/index/lock.mdb") == 0) }),
+            ("index -> .", { copy in
+                try FileManager.default.removeItem(atPath: copy + "/index")
+                #expect(symlink(".", copy + "/index") == 0) }),
+        ]
+        for (what, make) in cases {
+            let copy = dir.sub("copy")
+            try? FileManager.default.removeItem(atPath: copy)
+            try FileManager.default.copyItem(atPath: store, toPath: copy)
+            try make(copy)
+            let log = try Data(contentsOf: URL(fileURLWithPath: copy + "/data.mdb"))
+            for command in [["apply", "--store", copy, write], ["replay", "--store", copy], Self.search(copy), ["verify", "--store", copy]] {
+                let run = try CLI.runBounded(command, timeout: 30)
+                #expect(run.exited && run.status == 1, "\(what): \(command[0]): \(run)")
+                #expect(run.stderr.contains("(the same file: a link to it)") && !run.stderr.contains("already open in this process"),
+                        "\(what): \(command[0]): \(run.stderr)")
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: copy + "/data.mdb")) == log, "\(what): the log's environment was written")
+            try Self.expectLogReadsAnswer(copy, clean: cleanItems, what)
+        }
+        // Another store's log environment moved in as index/: not an index, never written.
+        let copy = dir.sub("copy")
+        try? FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: store, toPath: copy)
+        try FileManager.default.removeItem(atPath: copy + "/index")
+        try FileManager.default.copyItem(atPath: store, toPath: copy + "/index")
+        try? FileManager.default.removeItem(atPath: copy + "/index/index")
+        let before = try Data(contentsOf: URL(fileURLWithPath: copy + "/index/data.mdb"))
+        let apply = try CLI.runBounded(["apply", "--store", copy, write])
+        #expect(apply.exited && apply.status == 1 && apply.stderr.contains("is not this store's index"), "\(apply)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy + "/index/data.mdb")) == before)
+    }
+}
