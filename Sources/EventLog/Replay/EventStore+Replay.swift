@@ -399,7 +399,9 @@ extension EventStore {
                     y = try rebuiltCursor.nextBytes()
                 }
             }
+            // An empty store never written (no database yet) has no checkpoint: as good as one at 0.
             let checkpoint = try checkpoints.checkpoint(of: projection.name, in: live)
+                ?? (head == 0 ? Checkpoint(position: 0, version: projection.version) : nil)
             if checkpoint != Checkpoint(position: head, version: projection.version) {
                 return ViewDifference(projection: projection.name, database: "meta", key: Array(CheckpointTable.key(projection.name).utf8),
                                       detail: "checkpoint \(checkpoint.map { "\($0.position) v\($0.version)" } ?? "missing"), head \(head) v\(projection.version)")
