@@ -52,7 +52,7 @@ public struct ForeignOwnerError: Error, CustomStringConvertible, Sendable, Equat
     public var user: uid_t
 
     public var description: String {
-        "\(path) belongs to uid \(owner), and this process runs as uid \(user): what it would create there (index/, snapshots/, "
+        "permission denied: \(path) belongs to uid \(owner), and this process runs as uid \(user): what it would create there (index/, snapshots/, "
             + "lock files) would belong to uid \(user), which the store's owner could not use. Run as uid \(owner) (or as root, "
             + "whose new files take the directory's owner)"
     }

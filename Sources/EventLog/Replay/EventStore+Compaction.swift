@@ -39,6 +39,7 @@ extension EventStore {
                                progress: (@Sendable (CompactionProgress) -> Void)? = nil) throws -> StoreCompaction {
         let directory = EnvironmentDirectory.log(path)
         guard try directory.holdsData(operation: "compact") else { throw directory.missing(operation: "compact") }
+        try directory.refuseForeignWriter(operation: "compact")
         // No byte of a forgotten user may stay in the index's file either: it must have applied every forget.
         try bringIndexPastForgets(path: path, options: options)
         var head: Position = 0

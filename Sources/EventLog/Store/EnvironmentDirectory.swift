@@ -66,6 +66,19 @@ struct EnvironmentDirectory: Sendable {
         EventLogError(.storeMissing, operation: operation, "no store at \(store) (no data.mdb there)")
     }
 
+    /// Throws ``EventLogError/Code/permissionDenied`` when this process
+    /// runs as a user other than the store directory's owner (and not as
+    /// root, whose new files take the directory's owner): what a writer
+    /// creates would belong to that user, and the store's owner could not
+    /// use it (``StoreOwner``).
+    func refuseForeignWriter(operation: String = "open") throws {
+        do {
+            try StoreOwner.refuseForeignWriter(store)
+        } catch let error as ForeignOwnerError {
+            throw EventLogError(.permissionDenied, operation: operation, error.description)
+        }
+    }
+
     // MARK: Opening
 
     /// Opens (for writing: creating) the environment, its failures said in

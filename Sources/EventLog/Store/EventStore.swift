@@ -78,6 +78,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         }
         let directory = EnvironmentDirectory.log(path)
         if (options.readOnly || !options.createIfMissing), try !directory.holdsData() { throw directory.missing(operation: "open") }
+        // A writer creates files (index/, snapshots/, lock files) that the store's owner must be able to use.
+        if !options.readOnly { try directory.refuseForeignWriter() }
         metrics = StoreMetrics(path: path)
         environment = try directory.open(options: options.environmentOptions(metrics: metrics))
         self.options = options
