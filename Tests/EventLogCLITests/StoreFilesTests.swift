@@ -106,3 +106,52 @@ struct StoreFilesTests {
         #expect(Self.entries(under: store).map(\.0).sorted() == before)
     }
 }
+
+extension StoreFilesTests {
+    /// Runs `eventlog ARGS` in the working directory `directory` (bytes, UTF-8 or not): its exit status.
+    static func run(in directory: [UInt8], _ arguments: [String], stdout: String = "/dev/null") throws -> Int32 {
+        let shell = [Array("-c".utf8), Array(#"cd "$0" && exec "$@""#.utf8), directory, Array(CLI.executable.path.utf8)]
+        let child = try CLI.spawn("/bin/sh", byteArguments: shell + arguments.map { Array($0.utf8) },
+                                  environment: ProcessInfo.processInfo.environment, stdin: "/dev/null", stdout: stdout, stderr: "/dev/null")
+        child.waitUntilExit()
+        return child.terminationStatus
+    }
+
+    /// `stat(2)` of a path given as bytes.
+    static func exists(_ path: [UInt8]) -> Bool {
+        var info = stat()
+        return (path + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { stat($0.baseAddress!, &info) } } == 0
+    }
+
+    @Test("a relative --store under working directories whose names are different invalid UTF-8 bytes: each gets its own store there, none under a directory named U+FFFD")
+    func relativeStoreUnderNonUTF8Directories() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let parent = Array(dir.path.utf8)
+        let first = parent + Array("/".utf8) + [0xFF], second = parent + Array("/".utf8) + [0xFE]
+        for directory in [first, second] {
+            let made = (directory + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { mkdir($0.baseAddress!, 0o755) } }
+            #expect(made == 0)
+        }
+        let one = try dir.file("one.jsonl", DerivedHistoryTests.usersItems(1, prefix: "one"))
+        let two = try dir.file("two.jsonl", DerivedHistoryTests.usersItems(2, prefix: "two"))
+        #expect(try Self.run(in: first, ["apply", "--store", "events", one]) == 0)
+        #expect(try Self.run(in: second, ["apply", "--store", "events", two]) == 0)
+        #expect(try Self.run(in: first, ["snapshot", "create", "--store", "events"]) == 0)
+        #expect(try Self.run(in: second, ["replay", "--store", "events"]) == 0)
+        #expect(try Self.run(in: second, ["compact", "--store", "events"]) == 0)
+        for directory in [first, second] {
+            #expect(Self.exists(directory + Array("/events/data.mdb".utf8)), "no store in its own working directory")
+            #expect(Self.exists(directory + Array("/events/index/data.mdb".utf8)))
+        }
+        #expect(Self.exists(first + Array("/events/snapshots".utf8)))
+        #expect(!FileManager.default.fileExists(atPath: dir.sub("\u{FFFD}")), "a directory named U+FFFD was made")
+        // Each reads its own: one user in the first, two in the second.
+        for (directory, users) in [(first, 1), (second, 2)] {
+            let out = try dir.file("users-\(users).json", [])
+            #expect(try Self.run(in: directory, ["users", "--store", "events", "--json"], stdout: out) == 0)
+            let listed = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [[String: Any]]
+            #expect(listed?.count == users, "\(String(describing: listed))")
+        }
+    }
+}

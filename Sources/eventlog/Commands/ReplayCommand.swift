@@ -91,7 +91,7 @@ struct ReplayCommand: Subcommand {
         }
         let report: ReplayReport
         if let to, let into {
-            let dataFile = URL(fileURLWithPath: into).appendingPathComponent("data.mdb").path
+            let dataFile = (into as NSString).appendingPathComponent("data.mdb")
             guard !FileManager.default.fileExists(atPath: dataFile) else {
                 throw CLIError("--into \(into) already holds a store; time travel builds a new one")
             }
