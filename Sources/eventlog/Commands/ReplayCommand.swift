@@ -53,6 +53,7 @@ struct ReplayCommand: Subcommand {
             throw ValidationError("--read-ahead is \(readAhead) MiB; it must be 0 (one thread) to 4096")
         }
         if (to == nil) != (into == nil) { throw ValidationError("--to and --into go together") }
+        if into == "" { throw ValidationError("--into is empty; give the directory of the new store") }
         if verify && to != nil { throw ValidationError("--verify compares the live views; it does not take --to") }
     }
 

@@ -1,6 +1,7 @@
 import ActivityDomain
 import ArgumentParser
 import EventLog
+import Foundation
 import LMDB
 
 struct StatsCommand: Subcommand {
@@ -11,7 +12,9 @@ struct StatsCommand: Subcommand {
             Counting events by type walks the whole log (short read transactions, beside writers).
             A view is behind when it has not applied the whole log, or was built by another projection
             version; `eventlog replay` rebuilds it. Reader slots are "none" when the store is read without
-            its lock file (a read-only directory).
+            its lock file (a read-only directory). "oldest" is the oldest read transaction of another process
+            and its age in transactions: while it is open LMDB cannot reuse the pages it reads, so data.mdb
+            grows; from 100 transactions on, stats warns on stderr.
             The index (the keyword index, in index/) follows the log: "index" says the position it applied
             through, how many events and how many seconds (the age of the oldest event it has not applied) it
             is behind, and its databases; an index that cannot be used (damaged, unreadable, not built from this log) says
@@ -21,7 +24,7 @@ struct StatsCommand: Subcommand {
                             "projections":[{"projection","version","storedVersion","checkpoint"}],
                             "databases":[{"name","entries","bytes"}],"mapSize","mapUsed"},
                    "eventCounts":{TYPE:N},"databases":[{"name","entries","bytes"}],
-                   "mapSize","mapUsed","pageSize","readers":{"max","used","lockFile"},
+                   "mapSize","mapUsed","pageSize","readers":{"max","used","lockFile","oldest":{"pid","transaction","age"}},
                    "follow":{"stream","streamHead","streamEpoch","lag","seenAt"},"ships":[{"stream","epoch"}],
                    "snapshots":[{"kind","position","link","path","bytes","projections","history"}]};
             "follow" (a follower's lag: the stream's head when it last looked, less its own head) and
@@ -61,6 +64,13 @@ struct StatsCommand: Subcommand {
         }
         progress.finish()
         let info = environment.info()
+        // The oldest read transaction of another process, and how many commits it holds back.
+        let oldest = try environment.readers().filter { $0.pid != getpid() }.min { $0.transaction < $1.transaction }
+        let oldestAge = oldest.map { max(0, info.lastTransaction - $0.transaction) }
+        if let oldest, let oldestAge, oldestAge >= Self.oldReaderWarning {
+            Output.error("eventlog stats: warning: process \(oldest.pid) has held a read transaction for \(oldestAge) transactions: "
+                + "LMDB cannot reuse the pages it reads, so data.mdb grows with every commit until it ends it")
+        }
         let indexStatus = try store.indexStatus()
         let indexDatabases = try store.eventStore.index.map { index in
             try index.environment.read { txn in
@@ -79,6 +89,12 @@ struct StatsCommand: Subcommand {
         let ships = try store.eventStore.shippingEpochs()
         let lag = follow.map { $0.streamHead > head ? $0.streamHead - head : 0 }
         if json {
+            var readers: [String: JSONValue] = ["max": .integer(Int64(info.maxReaders)), "used": .integer(Int64(info.readersUsed)),
+                                                "lockFile": .bool(!environment.readsWithoutLock)]
+            if let oldest, let oldestAge {
+                readers["oldest"] = .object(["pid": .integer(Int64(oldest.pid)), "transaction": .integer(Int64(oldest.transaction)),
+                                             "age": .integer(Int64(oldestAge))])
+            }
             var members: [String: JSONValue] = [
                 "head": .integer(Int64(head)),
                 "views": .array(status.projections.map { view in
@@ -98,8 +114,7 @@ struct StatsCommand: Subcommand {
                 "mapSize": .integer(Int64(info.mapSize)),
                 "mapUsed": .integer(Int64(info.usedBytes)),
                 "pageSize": .integer(Int64(info.pageSize)),
-                "readers": .object(["max": .integer(Int64(info.maxReaders)), "used": .integer(Int64(info.readersUsed)),
-                                    "lockFile": .bool(!environment.readsWithoutLock)]),
+                "readers": .object(readers),
             ]
             if let indexStatus {
                 var index: [String: JSONValue] = [
@@ -150,7 +165,8 @@ struct StatsCommand: Subcommand {
         if environment.readsWithoutLock {
             Output.line("readers    none: read without the lock file (read-only directory), consistent only while nothing writes")
         } else {
-            Output.line("readers    \(info.readersUsed) of \(info.maxReaders) slots in use")
+            Output.line("readers    \(info.readersUsed) of \(info.maxReaders) slots in use"
+                + (oldest.map { "; the oldest read transaction (process \($0.pid)) is \(oldestAge ?? 0) transactions old" } ?? ""))
         }
         if let follow, let lag {
             Output.line("follows    \(follow.stream): \(lag) records behind (stream head \(follow.streamHead) at epoch \(follow.streamEpoch), seen \(Output.time(follow.seenAt)))")
@@ -174,6 +190,9 @@ struct StatsCommand: Subcommand {
         Output.table(["DATABASE", "ENTRIES", "BYTES"], databases.map { [$0.name, String($0.stats.entries), String($0.stats.bytes)] }
             + indexDatabases.map { ["index/" + $0.name, String($0.stats.entries), String($0.stats.bytes)] })
     }
+
+    /// A read transaction this many transactions old (or older) is warned of.
+    static let oldReaderWarning = 100
 
     private func bytes(_ count: Int) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
