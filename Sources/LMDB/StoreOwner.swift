@@ -24,9 +24,9 @@ public enum StoreOwner {
     /// file stays this process's).
     public static func adopt(_ path: String) {
         guard geteuid() == 0 else { return }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = StorePath.parent(of: path)
         var owner = stat(), info = stat()
-        guard stat(parent.isEmpty ? "." : parent, &owner) == 0, lstat(path, &info) == 0 else { return }
+        guard stat(parent, &owner) == 0, lstat(path, &info) == 0 else { return }
         guard info.st_uid != owner.st_uid || info.st_gid != owner.st_gid else { return }
         _ = lchown(path, owner.st_uid, owner.st_gid)
     }

@@ -28,6 +28,26 @@ public enum StorePath {
         return String(validatingCString: pointer) ?? path
     }
 
+    /// The directory that holds `path`, lexically: `a/b` → `a`, `b` → `.`,
+    /// `/b` → `/` (trailing slashes ignored). (Foundation's
+    /// `deletingLastPathComponent` traps on a one-component relative path.)
+    public static func parent(of path: String) -> String {
+        var bytes = Array(path.utf8)
+        while bytes.count > 1 && bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        var end = slash
+        while end > 0 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
+        return end == 0 ? "/" : String(decoding: bytes[..<end], as: UTF8.self)
+    }
+
+    /// The last component of `path`: `a/b` → `b` (trailing slashes ignored).
+    public static func lastComponent(_ path: String) -> String {
+        var bytes = Array(path.utf8)
+        while bytes.count > 1 && bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return String(decoding: bytes, as: UTF8.self) }
+        return String(decoding: bytes[(slash + 1)...], as: UTF8.self)
+    }
+
     /// Creates `path` and the directories above it that are missing
     /// (`mkdir(2)`, `mode`), each owned as the directory it is created in
     /// (``StoreOwner/adopt(_:)``). Throws ``LMDBError`` naming the call
@@ -39,8 +59,8 @@ public enum StorePath {
             guard info.st_mode & S_IFMT == S_IFDIR else { throw LMDBError(code: ENOTDIR, call: "mkdir(\(path))") }
             return
         }
-        let parent = (path as NSString).deletingLastPathComponent
-        if !parent.isEmpty && parent != path { try createDirectory(parent, mode: mode) }
+        let parent = Self.parent(of: path)
+        if parent != path && parent != "." && parent != "/" { try createDirectory(parent, mode: mode) }
         guard mkdir(path, mode) == 0 else {
             let code = errno
             if code == EEXIST, stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return }

@@ -142,3 +142,38 @@ extension DamagedFileTests {
         #expect(try CLI.run(["verify", "--store", store]).status == 0)
     }
 }
+
+extension DamagedFileTests {
+    @Test("a full disk under snapshot create and replay --to P --into DIR: each fails saying the disk is full (never a Foundation error) and leaves nothing behind: no snapshot, no partial file, no store in DIR",
+          .enabled(if: getuid() == 0, "needs root to mount a small filesystem"))
+    func fullDiskLeavesNothing() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = dir.sub("store")
+        let big = (0..<300).map { n in
+            #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"big-\#(n)","attributeSet":{"title":"\#(String(repeating: "word\(n % 97) ", count: 200))"}}],"at":"2026-11-22T10:01:00Z"}"#
+        }
+        #expect(try CLI.run(["apply", "--store", store, try dir.file("big.jsonl", big)]).status == 0)
+        let travel = dir.sub("travel")
+        for path in [store + "/snapshots", travel] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        let script = """
+            mount -t tmpfs -o size=12k tmpfs "$1/snapshots" || exit 99
+            mount -t tmpfs -o size=12k tmpfs "$3" || exit 99
+            "$2" snapshot create --store "$1" 2> "$4/snapshot.err"; echo "snapshot $?" > "$4/status"
+            ls -A "$1/snapshots" > "$4/snapshots.list" || echo "ls $?" >> "$4/status"
+            "$2" replay --to 200 --into "$3/then" --store "$1" 2> "$4/replay.err"; echo "replay $?" >> "$4/status"
+            ls -A "$3" > "$4/travel.list" || echo "ls $?" >> "$4/status"
+            """
+        let status = try CLI.spawnAndWait("/usr/bin/unshare", arguments: ["-m", "sh", "-c", script, "sh", store, CLI.executable.path, travel, dir.path],
+                                          environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil)
+        #expect(status == 0)
+        func read(_ name: String) -> String { (try? String(contentsOfFile: dir.sub(name), encoding: .utf8)) ?? "" }
+        #expect(read("status") == "snapshot 1\nreplay 1\n", "\(read("status"))")
+        for name in ["snapshot.err", "replay.err"] {
+            #expect(read(name).contains("is full") && !read(name).contains("NSCocoaErrorDomain"), "\(name): \(read(name))")
+        }
+        #expect(read("snapshots.list") == "", "snapshot create left \(read("snapshots.list"))")
+        #expect(read("travel.list") == "", "replay --into left \(read("travel.list"))")
+        #expect(try CLI.run(["verify", "--store", store]).status == 0)
+    }
+}

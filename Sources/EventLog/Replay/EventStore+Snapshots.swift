@@ -18,8 +18,21 @@ extension EventStore {
     /// ```
     @discardableResult
     public func createSnapshot() throws -> SnapshotInfo {
-        try makeSnapshotDirectory()
+        // A failure removes what this call made: the views' snapshot when the index's fails, the directory.
+        let madeDirectory = try makeSnapshotDirectory()
+        var made: [String] = []
+        do {
+            return try createSnapshot(made: &made)
+        } catch {
+            for path in made { unlink(path) }
+            if madeDirectory { rmdir(snapshotDirectory) }
+            throw error
+        }
+    }
+
+    private func createSnapshot(made: inout [String]) throws -> SnapshotInfo {
         let projections = views.all
+        let existed = Set((try? FileManager.default.contentsOfDirectory(atPath: snapshotDirectory)) ?? [])
         let info = try environment.read { txn in
             let head = try databases.head(in: txn)
             for projection in projections {
@@ -31,6 +44,7 @@ extension EventStore {
             }
             return try writeSnapshot(projections, at: head, to: snapshotPath(head.position), in: txn)
         }
+        if !existed.contains(StorePath.lastComponent(info.path)) { made.append(info.path) }
         if let index {
             try index.environment.read { txn in
                 let applied = try index.databases.applied(in: txn)
@@ -54,15 +68,18 @@ extension EventStore {
         return info
     }
 
-    /// `snapshots/`, created (0700, owned as the store's directory) when missing.
-    func makeSnapshotDirectory() throws {
+    /// `snapshots/`, created (0700, owned as the store's directory) when
+    /// missing; true when it was.
+    @discardableResult
+    func makeSnapshotDirectory() throws -> Bool {
         guard mkdir(snapshotDirectory, 0o700) == 0 else {
             let code = errno
-            if code == EEXIST { return }
+            if code == EEXIST { return false }
             throw EventLogError(.snapshot, operation: "snapshot create",
                                 "cannot create \(snapshotDirectory): \(String(cString: strerror(code))) (\(code))")
         }
         StoreOwner.adopt(snapshotDirectory)
+        return true
     }
 
     /// Writes the databases of `projections` as `txn` sees them, stamped

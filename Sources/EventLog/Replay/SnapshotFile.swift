@@ -104,7 +104,7 @@ enum SnapshotFile {
 
     /// A failed call on a snapshot file, as a snapshot error (a full disk said so).
     static func failure(_ error: LMDBError, path: String) -> EventLogError {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = StorePath.parent(of: path)
         let described = DiskFullError.classify(error, at: directory)
         if let full = described as? DiskFullError {
             return EventLogError(.snapshot, operation: "snapshot create",
