@@ -94,3 +94,27 @@ struct LimitsAgreeTests {
         }
     }
 }
+
+extension LimitsAgreeTests {
+    @Test("query cost is bounded: 1,000 OR'd comparisons are refused at once; 120 OR'd infix patterns over every document stop with a clear error, never a core held for minutes")
+    func queryCostBounded() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = dir.sub("store")
+        let items = (0..<30).map { batch in
+            #"{"op":"indexSearchableItems","items":["# + (0..<100).map { n in
+                #"{"uniqueIdentifier":"i\#(batch * 100 + n)","attributeSet":{"title":"title \#(n)","contentDescription":"\#(String(repeating: "lorem ipsum dolor sit amet ", count: 12))"}}"#
+            }.joined(separator: ",") + "]}"
+        }
+        #expect(try CLI.run(["apply", "--store", store, try dir.file("items.jsonl", items)]).status == 0)
+        let many = (0..<1_000).map { #"contentDescription == "*xy\#($0)*"cd"# }.joined(separator: " || ")
+        let refused = try CLI.runBounded(["query", "--store", store, many, "--json"].map { Array($0.utf8) }, timeout: 20)
+        #expect(refused.exited && refused.status == 1 && refused.stderr.contains("1000 comparisons"), "\(refused)")
+        let heavy = (0..<120).map { #"contentDescription == "*xy\#($0)*"cd"# }.joined(separator: " || ")
+        let stopped = try CLI.runBounded(["query", "--store", store, heavy, "--json"].map { Array($0.utf8) }, timeout: 60)
+        #expect(stopped.exited && stopped.status == 1 && stopped.stderr.contains("query too costly"), "\(stopped)")
+        let fine = try CLI.run(["query", "--store", store, #"contentDescription == "*olo*"cd"#, "--json"])
+        #expect(fine.status == 0, "\(fine.stderr)")
+        #expect(try fine.objects().count == 3_000)
+    }
+}
