@@ -274,14 +274,22 @@ extension EventStore {
         throw EventLogError(.invalidArgument, operation: operation, "these projections have no index")
     }
 
-    /// A store opened read-only serves no index built by other projection versions.
+    /// A store opened read-only serves no index built by other projection
+    /// versions, and none whose projections are not where its `applied`
+    /// says (its history then vouches for nothing).
     private func checkIndexVersions(_ index: StoreIndex<Views.Index>, in txn: ReadTransaction) throws {
+        let applied = try index.databases.applied(in: txn).position
         for projection in index.views.all {
-            if let checkpoint = try index.databases.checkpoints.checkpoint(of: projection.name, in: txn),
-               checkpoint.version != projection.version {
+            let checkpoint = try index.databases.checkpoints.checkpoint(of: projection.name, in: txn)
+            if let checkpoint, checkpoint.version != projection.version {
                 throw EventLogError(.viewsStale, operation: "read index",
                                     "projection \(projection.name) of the index was built by version \(checkpoint.version), this code's is \(projection.version): "
                                         + "opening the store for writing (or `replay`) rebuilds it (opened read-only, the store rebuilds nothing)")
+            }
+            if (checkpoint?.position ?? 0) != applied {
+                throw EventLogError(.corrupt, operation: "read index",
+                                    "projection \(projection.name) of the index is at \(checkpoint?.position ?? 0), but the index says it applied the log "
+                                        + "through \(applied): it is not read. \(EnvironmentDirectory.index(environment.path).rebuildRemedy)")
             }
         }
     }
