@@ -21,6 +21,8 @@ enum SnapshotsTarget {
         let path: String
         let original: [UInt8]
         let head: Position
+        /// The link the original snapshot records (the log's at its position).
+        let link: [UInt8]
     }
 
     static let fixture = Fixture { () throws -> Store in
@@ -29,7 +31,7 @@ enum SnapshotsTarget {
         // Events after the snapshot, so a rebuild applies the log past it too.
         try store.write([try OperationDecoder().decode(#"{"op":"resignCurrent","activity":"a1","at":"2026-11-03T00:00:00Z"}"#)])
         return Store(store: store, path: info.path, original: Array(try Data(contentsOf: URL(fileURLWithPath: info.path))),
-                     head: try store.head())
+                     head: try store.head(), link: info.link?.bytes ?? [])
     }
 
     /// The seed input: the original snapshot.
@@ -39,6 +41,16 @@ enum SnapshotsTarget {
         let fixture = try fixture.get()
         guard let mode = input.first else { return }
         var file = Array(input.dropFirst())
+        // An input of the first snapshot format (no link: never used as it
+        // is) reaches loading as it did when it was found: the link of the
+        // fixture's snapshot is put after its position, and a digest that
+        // held is recomputed.
+        let unlinked = Array("ELSNAP01".utf8)
+        if file.count >= 48, Array(file[0..<8]) == unlinked {
+            let sealed = Array(SHA256.hash(data: Array(file[..<(file.count - 32)]))) == Array(file[(file.count - 32)...])
+            file = Array("ELSNAP02".utf8) + file[8..<16] + fixture.link + file[16...]
+            if sealed { file.replaceSubrange((file.count - 32)..., with: Array(SHA256.hash(data: Array(file[..<(file.count - 32)])))) }
+        }
         if mode % 2 == 1, file.count >= 32 {
             file.replaceSubrange((file.count - 32)..., with: Array(SHA256.hash(data: Array(file[..<(file.count - 32)]))))
         }

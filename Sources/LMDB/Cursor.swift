@@ -1,4 +1,7 @@
 import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A position in a database (`MDB_cursor`), for ordered walks and ranges.
 ///
@@ -18,21 +21,33 @@ public final class Cursor<Key: LMDBCodable, Value: LMDBCodable> {
     public typealias Entry = (key: Key, value: Value)
     public typealias RawEntry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
 
-    let pointer: OpaquePointer
+    /// Nil over an absent database (``Database/isAbsent``): every move finds nothing.
+    let pointer: OpaquePointer?
     let label: String
 
     init(database: Database<Key, Value>, transaction: ReadTransaction) throws {
+        self.label = database.label
+        guard !database.isAbsent else {
+            pointer = nil
+            return
+        }
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(transaction.pointer, database.handle, &cursor), "mdb_cursor_open(\(database.label))")
         self.pointer = cursor!
-        self.label = database.label
     }
 
-    deinit { mdb_cursor_close(pointer) }
+    deinit { if let pointer { mdb_cursor_close(pointer) } }
+
+    /// The cursor's handle; throws over an absent database (a write).
+    private func writable() throws -> OpaquePointer {
+        guard let pointer else { throw LMDBError(code: EACCES, call: "mdb_cursor_put(\(label))", hint: "the database does not exist in this read-only environment") }
+        return pointer
+    }
 
     // MARK: Raw moves (`mdb_cursor_get`)
 
     func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil) throws -> RawEntry? {
+        guard let pointer else { return nil }
         var k = key.map(MDB_val.init) ?? MDB_val()
         var v = value.map(MDB_val.init) ?? MDB_val()
         let rc = mdb_cursor_get(pointer, &k, &v, op)
@@ -104,11 +119,11 @@ public final class Cursor<Key: LMDBCodable, Value: LMDBCodable> {
     public func putBytes(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: PutFlags = []) throws {
         var k = MDB_val(key)
         var v = MDB_val(value)
-        try check(mdb_cursor_put(pointer, &k, &v, flags.rawValue), "mdb_cursor_put(\(label))")
+        try check(mdb_cursor_put(try writable(), &k, &v, flags.rawValue), "mdb_cursor_put(\(label))")
     }
 
     /// Removes the pair at the cursor (`mdb_cursor_del`).
     public func deleteCurrent() throws {
-        try check(mdb_cursor_del(pointer, 0), "mdb_cursor_del(\(label))")
+        try check(mdb_cursor_del(try writable(), 0), "mdb_cursor_del(\(label))")
     }
 }

@@ -1,4 +1,7 @@
 import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A typed named database (`MDB_dbi`): keys and values go through
 /// ``LMDBCodable``, so a wrong key type does not compile.
@@ -11,16 +14,36 @@ import CLMDB
 ///
 /// A handle is a number, valid in every transaction of its environment once
 /// the transaction that opened it has committed.
+///
+/// A database of a read-only environment that holds no database at all (one
+/// whose creator was killed before its first commit: an empty store) is
+/// *absent*: it reads as empty (every `get` nil, every cursor at its end)
+/// and cannot be written (``WriteTransaction/createDatabase(_:as:_:flags:)``).
 public struct Database<Key: LMDBCodable, Value: LMDBCodable>: Sendable {
     public let handle: MDB_dbi
     public let name: String?
+    /// The database does not exist in its read-only environment: it reads as empty.
+    public let isAbsent: Bool
 
     public init(handle: MDB_dbi, name: String?) {
-        self.handle = handle
-        self.name = name
+        self.init(handle: handle, name: name, isAbsent: false)
     }
 
+    init(handle: MDB_dbi, name: String?, isAbsent: Bool) {
+        self.handle = handle
+        self.name = name
+        self.isAbsent = isAbsent
+    }
+
+    /// A database that `environment` (read-only) does not hold.
+    static func absent(_ name: String?) -> Database { Database(handle: 0, name: name, isAbsent: true) }
+
     var label: String { name ?? "main" }
+
+    /// A write to an absent database (never reached: its environment is read-only).
+    private func refuseAbsent(_ call: String) throws {
+        if isAbsent { throw LMDBError(code: EACCES, call: "\(call)(\(label))", hint: "the database does not exist in this read-only environment") }
+    }
 
     /// The value stored under `key` (`mdb_get`), or nil.
     public func get(_ key: Key, in txn: ReadTransaction) throws -> Value? {
@@ -31,7 +54,8 @@ public struct Database<Key: LMDBCodable, Value: LMDBCodable>: Sendable {
     /// copying them; nil when the key is absent. The bytes live until the
     /// transaction ends.
     public func withValue<R>(forKey key: Key, in txn: ReadTransaction, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        try key.withEncodedBytes { keyBytes in
+        if isAbsent { return nil }
+        return try key.withEncodedBytes { keyBytes in
             var k = MDB_val(keyBytes)
             var v = MDB_val()
             let rc = mdb_get(txn.pointer, handle, &k, &v)
@@ -48,6 +72,7 @@ public struct Database<Key: LMDBCodable, Value: LMDBCodable>: Sendable {
 
     /// Stores `value` under `key` (`mdb_put`).
     public func put(_ value: Value, forKey key: Key, flags: PutFlags = [], in txn: WriteTransaction) throws {
+        try refuseAbsent("mdb_put")
         try key.withEncodedBytes { keyBytes in
             try value.withEncodedBytes { valueBytes in
                 try Database.putRaw(keyBytes, valueBytes, handle: handle, label: label, flags: flags, in: txn)
@@ -59,6 +84,7 @@ public struct Database<Key: LMDBCodable, Value: LMDBCodable>: Sendable {
     /// lets `fill` write them in place, saving a copy for large values.
     public func put(reserving count: Int, forKey key: Key, flags: PutFlags = [], in txn: WriteTransaction,
                     _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        try refuseAbsent("mdb_put")
         try key.withEncodedBytes { keyBytes in
             var k = MDB_val(keyBytes)
             var v = MDB_val(mv_size: count, mv_data: nil)
@@ -71,6 +97,7 @@ public struct Database<Key: LMDBCodable, Value: LMDBCodable>: Sendable {
     /// copying entries between databases without decoding them.
     public func putBytes(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, flags: PutFlags = [],
                          in txn: WriteTransaction) throws {
+        try refuseAbsent("mdb_put")
         try Database.putRaw(key, value, handle: handle, label: label, flags: flags, in: txn)
     }
 
@@ -84,7 +111,8 @@ public struct Database<Key: LMDBCodable, Value: LMDBCodable>: Sendable {
     /// Removes `key` and its values (`mdb_del`); false when it was absent.
     @discardableResult
     public func delete(_ key: Key, in txn: WriteTransaction) throws -> Bool {
-        try key.withEncodedBytes { keyBytes in
+        try refuseAbsent("mdb_del")
+        return try key.withEncodedBytes { keyBytes in
             var k = MDB_val(keyBytes)
             let rc = mdb_del(txn.pointer, handle, &k, nil)
             if rc == MDB_NOTFOUND { return false }
@@ -97,7 +125,8 @@ public struct Database<Key: LMDBCodable, Value: LMDBCodable>: Sendable {
     /// with data); false when it was absent.
     @discardableResult
     public func delete(_ key: Key, value: Value, in txn: WriteTransaction) throws -> Bool {
-        try key.withEncodedBytes { keyBytes in
+        try refuseAbsent("mdb_del")
+        return try key.withEncodedBytes { keyBytes in
             try value.withEncodedBytes { valueBytes in
                 var k = MDB_val(keyBytes)
                 var v = MDB_val(valueBytes)
@@ -111,12 +140,14 @@ public struct Database<Key: LMDBCodable, Value: LMDBCodable>: Sendable {
 
     /// Empties the database, keeping it (`mdb_drop` with 0).
     public func removeAll(in txn: WriteTransaction) throws {
+        try refuseAbsent("mdb_drop")
         try check(mdb_drop(txn.pointer, handle, 0), "mdb_drop(\(label))")
     }
 
     /// Deletes the database from the environment (`mdb_drop` with 1): its
     /// entries and its name go, and this handle is closed.
     public func drop(in txn: WriteTransaction) throws {
+        try refuseAbsent("mdb_drop")
         try check(mdb_drop(txn.pointer, handle, 1), "mdb_drop(\(label), delete)")
     }
 
@@ -128,13 +159,14 @@ public struct Database<Key: LMDBCodable, Value: LMDBCodable>: Sendable {
     /// Entry count and page use (`mdb_stat`).
     public func statistics(in txn: ReadTransaction) throws -> DatabaseStatistics {
         var stat = MDB_stat()
+        if isAbsent { return DatabaseStatistics(stat) }
         try check(mdb_stat(txn.pointer, handle, &stat), "mdb_stat(\(label))")
         return DatabaseStatistics(stat)
     }
 
     /// The same database seen with other key and value types.
     public func reinterpreted<K2, V2>(as key: K2.Type = K2.self, _ value: V2.Type = V2.self) -> Database<K2, V2> {
-        Database<K2, V2>(handle: handle, name: name)
+        Database<K2, V2>(handle: handle, name: name, isAbsent: isAbsent)
     }
 }
 

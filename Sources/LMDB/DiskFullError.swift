@@ -34,7 +34,7 @@ public struct DiskFullError: Error, CustomStringConvertible, Sendable {
 
     /// `error` as a ``DiskFullError`` when it is one (see the type), else
     /// `error` itself. `path` is the environment's directory.
-    static func classify(_ error: any Error, at path: String) -> any Error {
+    public static func classify(_ error: any Error, at path: String) -> any Error {
         guard let lmdb = error as? LMDBError, [ENOSPC, EDQUOT, EIO].contains(lmdb.code) else { return error }
         var info = statvfs()
         let available = statvfs(path, &info) == 0 ? Int(info.f_bavail) * Int(info.f_frsize) : nil

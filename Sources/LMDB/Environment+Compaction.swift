@@ -84,7 +84,7 @@ extension Environment {
                                beforeSwap: (_ old: Environment, _ copy: Environment) throws -> Void,
                                progress: (@Sendable (CompactionProgress) -> Void)? = nil) throws -> CompactionReport {
         let started = DispatchTime.now().uptimeNanoseconds
-        let resolved = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        let resolved = StorePath.resolved(path)
         let dataFile = (resolved as NSString).appendingPathComponent("data.mdb")
         let copyFile = (resolved as NSString).appendingPathComponent(compactionCopyName)
         var before = stat()

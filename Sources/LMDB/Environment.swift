@@ -70,11 +70,9 @@ public final class Environment: @unchecked Sendable {
     /// the open throws ``EnvironmentBusyError``. An open for writing removes
     /// what a killed compaction left (its temporary copy).
     public convenience init(path: String, options: EnvironmentOptions = EnvironmentOptions()) throws {
-        let url = URL(fileURLWithPath: path).standardizedFileURL
-        if !options.readOnly {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        }
-        let resolved = url.resolvingSymlinksInPath().path
+        // Bytes end to end: no Foundation URL, which decodes the working directory's path lossily (``StorePath``).
+        if !options.readOnly { try StorePath.createDirectory(path, mode: mode_t(options.directoryMode)) }
+        let resolved = StorePath.resolved(path)
         try OpenEnvironments.shared.claim(resolved)
         let lock: DirectoryLock?
         do {
@@ -121,6 +119,8 @@ public final class Environment: @unchecked Sendable {
             // Creating the file writes its meta pages: a full disk says so.
             throw DiskFullError.classify(error, at: resolved)
         }
+        // What LMDB created (data.mdb) takes the directory's owner (a root process in a service's store).
+        if !options.readOnly && extraFlags & UInt32(MDB_NOSUBDIR) == 0 { StoreOwner.adopt(dataFile) }
         self.pointer = env
         self.path = resolved
         self.options = options
@@ -443,7 +443,7 @@ public final class Environment: @unchecked Sendable {
     /// Writes a consistent copy of the whole environment to directory `path`
     /// (`mdb_env_copy2` with `MDB_CP_COMPACT`), without stopping writers.
     public func copy(to path: String) throws {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try StorePath.createDirectory(path, mode: mode_t(options.directoryMode))
         try whileOpen { try check(mdb_env_copy2(pointer, path, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2(\(path))") }
     }
 }

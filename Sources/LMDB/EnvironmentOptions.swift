@@ -18,8 +18,12 @@ public struct EnvironmentOptions: Sendable {
     public var durability: Durability = .durable
     /// Open without write access (`MDB_RDONLY`): every write throws.
     public var readOnly: Bool = false
-    /// Permission bits of files LMDB creates.
-    public var fileMode: UInt32 = 0o644
+    /// Permission bits of the files the environment creates (`data.mdb`,
+    /// `lock.mdb`): this user's alone, since they hold every user's data.
+    public var fileMode: UInt32 = 0o600
+    /// Permission bits of the directories it creates (the environment's,
+    /// and those above it that are missing).
+    public var directoryMode: UInt32 = 0o700
     /// Told how long each write transaction's `mdb_txn_commit` took, in
     /// nanoseconds (the dirty pages written and, when durable, the fsyncs):
     /// what a service's metrics report as commit I/O.

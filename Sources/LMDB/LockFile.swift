@@ -40,8 +40,7 @@ enum LockFile {
     /// `F_GETLK` on byte 0 of `directory/lock.mdb`: who holds a lock that
     /// one of `type` would conflict with.
     private static func holder(in directory: String, conflictingWith type: Int32) -> pid_t? {
-        let fd = open((directory as NSString).appendingPathComponent(name), O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard let fd = try? RegularFile.open((directory as NSString).appendingPathComponent(name), O_RDONLY) else { return nil }
         defer { close(fd) }
         var probe = flock()
         probe.l_type = Int16(type)
@@ -70,12 +69,20 @@ enum LockFile {
     ///
     /// Call only while this process does not have the environment open
     /// (closing a descriptor of the file drops the process's `fcntl` locks
-    /// on it): ``Environment`` calls it before `mdb_env_open`. Failures other
-    /// than a full disk are left for LMDB's own open to report.
+    /// on it): ``Environment`` calls it before `mdb_env_open`. A lock file
+    /// that is not a regular file (a FIFO would block LMDB's open) throws
+    /// ``NotARegularFileError``; failures other than a full disk are left
+    /// for LMDB's own open to report.
     static func preallocate(in directory: String, maxReaders: UInt32, mode: mode_t) throws {
         let path = (directory as NSString).appendingPathComponent(name)
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode)
-        guard fd >= 0 else { return }
+        let opened: Int32?
+        do {
+            opened = try RegularFile.open(path, O_RDWR | O_CREAT, mode: mode)
+        } catch is LMDBError {
+            return   // LMDB's own open says what is wrong
+        }
+        guard let fd = opened else { return }
+        StoreOwner.adopt(path)
         defer { close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0 else { return }

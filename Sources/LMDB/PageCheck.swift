@@ -16,7 +16,9 @@ import Glibc
 /// checked once, when the environment opens, before any other transaction:
 ///
 /// 1. ``header(of:)``, before `mdb_env_open`: both meta pages read with
-///    `pread` (never through the map), their magic, version and page size;
+///    `pread` (never through the map), their magic, version and page size,
+///    each in its own slot (its page number, and its transaction id's
+///    parity: LMDB writes even transactions to page 0, odd ones to page 1);
 ///    the file at least two pages long.
 /// 2. ``walk(_:file:)``, right after it, in one read transaction: from the
 ///    newest meta page, every B-tree (the free-page list, the main database
@@ -43,15 +45,21 @@ enum PageCheck {
     }
 
     static func header(of file: String) throws -> Header? {
-        let fd = open(file, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }   // missing (LMDB creates it) or not readable (LMDB says so)
+        // A regular file only: a FIFO would block the open, a device be read as a store.
+        let opened: Int32?
+        do {
+            opened = try RegularFile.open(file, O_RDONLY)
+        } catch let error as LMDBError where error.code == EACCES || error.code == EPERM {
+            opened = nil   // not readable: LMDB's own open says so
+        }
+        guard let fd = opened else { return nil }   // missing: LMDB creates it
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw LMDBError(code: errno, call: "fstat(\(file))") }
         let fileSize = Int(info.st_size)
         if fileSize == 0 { throw DamagedFileError(file: file, problem: .cutShort(fileSize: 0, recordedSize: nil, page: nil)) }
         var buffer = [UInt8](repeating: 0, count: PageLayout.metaSize)
-        func readMeta(at offset: Int, _ index: Int) throws -> (pageSize: Int, lastPage: UInt64, txnid: UInt64) {
+        func readMeta(at offset: Int, _ index: Int) throws -> (pageSize: Int, lastPage: UInt64, txnid: UInt64, pageNumber: UInt64) {
             let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
             guard count >= 0 else { throw LMDBError(code: errno, call: "pread(\(file))") }
             guard count == PageLayout.metaSize else {
@@ -72,7 +80,25 @@ enum PageCheck {
                 let pageSize = Int(page.loadUnaligned(fromByteOffset: PageLayout.metaFreeDatabase, as: UInt32.self))
                 let lastPage = page.loadUnaligned(fromByteOffset: PageLayout.metaLastPage, as: UInt64.self)
                 let txnid = page.loadUnaligned(fromByteOffset: PageLayout.metaTransaction, as: UInt64.self)
-                return (pageSize, lastPage, txnid)
+                return (pageSize, lastPage, txnid, page.loadUnaligned(as: UInt64.self))
+            }
+        }
+        // LMDB writes transaction N's meta page into slot N & 1 (page 0 for
+        // even ids, page 1 for odd ones; both hold 0 when the file is new),
+        // and a reader takes the meta page of the slot its transaction id
+        // names (`mdb_txn_renew0`: `me_metas[txnid & 1]`). A meta page in
+        // the other's slot (the two swapped, one copied over the other)
+        // would be read as another commit: an older one, or none, and
+        // the next write would go on from there over what was acknowledged.
+        func checkSlot(_ meta: (pageSize: Int, lastPage: UInt64, txnid: UInt64, pageNumber: UInt64), _ index: Int) throws {
+            guard meta.pageNumber == UInt64(index) else {
+                throw DamagedFileError(file: file, problem: .damagedPage(page: index, detail: "meta page \(index) says it is page \(meta.pageNumber): "
+                                                                              + "the meta pages were swapped or moved"))
+            }
+            guard meta.txnid == 0 || meta.txnid & 1 == UInt64(index) else {
+                throw DamagedFileError(file: file, problem: .damagedPage(page: index, detail: "meta page \(index) holds transaction \(meta.txnid), "
+                    + "which LMDB writes to meta page \(1 - index) (even transactions to page 0, odd ones to page 1): "
+                    + "the meta pages were swapped or moved, and LMDB would read another commit than the newest"))
             }
         }
         let first = try readMeta(at: 0, 0)
@@ -81,6 +107,8 @@ enum PageCheck {
                                    database: nil)
         }
         let second = try readMeta(at: first.pageSize, 1)
+        try checkSlot(first, 0)
+        try checkSlot(second, 1)
         guard second.pageSize == first.pageSize else {
             throw DamagedFileError(file: file, problem: .damagedPage(page: 1, detail: "the meta page records a page size of \(second.pageSize), "
                                                                           + "meta page 0 one of \(first.pageSize)"))

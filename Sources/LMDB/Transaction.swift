@@ -15,12 +15,27 @@ public class ReadTransaction {
 
     /// Opens a named database that must exist (`mdb_dbi_open`), or throws
     /// ``LMDBError/notFound``.
+    ///
+    /// In a read-only environment that holds no database at all (an empty
+    /// store: its creator was killed before its first commit), a missing
+    /// database is absent instead (``Database/isAbsent``): it reads as
+    /// empty, as it would once created.
     public func openDatabase<Key, Value>(
         _ name: String?, as key: Key.Type = Key.self, _ value: Value.Type = Value.self, flags: DatabaseFlags = []
     ) throws -> Database<Key, Value> {
         var dbi: MDB_dbi = 0
-        try check(mdb_dbi_open(pointer, name, flags.rawValue, &dbi), "mdb_dbi_open(\(name ?? "main"))")
+        let rc = mdb_dbi_open(pointer, name, flags.rawValue, &dbi)
+        if rc == MDB_NOTFOUND, name != nil, flags.rawValue & UInt32(MDB_CREATE) == 0, environment.options.readOnly, holdsNoDatabase() {
+            return .absent(name)
+        }
+        try check(rc, "mdb_dbi_open(\(name ?? "main"))")
         return Database(handle: dbi, name: name)
+    }
+
+    /// The main database is empty: the environment holds no named database.
+    private func holdsNoDatabase() -> Bool {
+        var stat = MDB_stat()
+        return mdb_stat(pointer, 1, &stat) == 0 && stat.ms_entries == 0   // 1: MAIN_DBI
     }
 
     /// The transaction's id (`mdb_txn_id`): which commit it sees.
@@ -53,6 +68,8 @@ public final class WriteTransaction: ReadTransaction {
     /// this transaction commits. In a read-only environment's
     /// ``Environment/openDatabases(_:)``, a missing database throws
     /// ``LMDBError/notFound`` instead.
+    /// (In an environment that holds no database at all, it is absent
+    /// instead: ``ReadTransaction/openDatabase(_:as:_:flags:)``.)
     public func createDatabase<Key, Value>(
         _ name: String?, as key: Key.Type = Key.self, _ value: Value.Type = Value.self, flags: DatabaseFlags = []
     ) throws -> Database<Key, Value> {

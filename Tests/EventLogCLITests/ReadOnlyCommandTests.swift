@@ -140,8 +140,10 @@ struct ReadOnlyCommandTests {
         let dir = try ReadCommandTests.store()
         defer { dir.remove() }
         let store = dir.sub("store")
-        // The parents must be searchable by nobody.
-        for path in [dir.path, store] { #expect(chmod(path, 0o755) == 0) }
+        // The parents must be searchable by nobody; the store's directories and files
+        // (created 0700 and 0600) are opened to others by the operator: 0755 and 0644.
+        for path in [dir.path, store, store + "/index"] { #expect(chmod(path, 0o755) == 0) }
+        for file in ["data.mdb", "lock.mdb", "index/data.mdb", "index/lock.mdb"] { #expect(chmod(store + "/" + file, 0o644) == 0) }
         let nobody = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
         try expectSameAnswers(store, through: nobody)
         // lock.mdb can be neither written nor created by nobody.

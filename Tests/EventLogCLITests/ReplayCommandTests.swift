@@ -18,8 +18,10 @@ struct ReplayCommandTests {
         #expect(create.status == 0, "\(create.stderr)")
         let position = try #require(try create.object()["position"] as? Int)
         let list = try CLI.run(["snapshot", "list", "--store", store, "--json"]).objects()
-        #expect(list.map { $0["position"] as? Int } == [position])
-        #expect(list[0]["valid"] as? Bool == true)
+        // The views' snapshot and the index's (the index applied through the head too).
+        #expect(list.map { $0["position"] as? Int } == [position, position])
+        #expect(list.map { $0["kind"] as? String } == ["views", "index"])
+        #expect(list.allSatisfy { $0["valid"] as? Bool == true })
 
         let fromSnapshot = try CLI.run(["replay", "--store", store, "--json"])
         #expect(fromSnapshot.status == 0, "\(fromSnapshot.stderr)")
@@ -32,6 +34,7 @@ struct ReplayCommandTests {
         #expect(jsonEqual(try ApplyTests.views(store), before))
 
         #expect(try CLI.run(["snapshot", "delete", "--store", store, String(position)]).status == 0)
+        #expect(try CLI.run(["snapshot", "delete", "--store", store, String(position), "--index"]).status == 0)
         #expect(try CLI.run(["snapshot", "list", "--store", store, "--json"]).objects().isEmpty)
         #expect(try CLI.run(["snapshot", "delete", "--store", store, String(position)]).status != 0)
     }

@@ -15,7 +15,10 @@ struct SlowWriter {
     let feed: Int32
     let errors: String
 
-    init(store: String, in dir: TemporaryDirectory) throws {
+    /// What it prints on stdout.
+    let output: String
+
+    init(store: String, in dir: TemporaryDirectory, extra: [String] = []) throws {
         let fifo = dir.sub("fifo")
         #expect(mkfifo(fifo, 0o600) == 0)
         // Opened for reading and writing first (which does not wait for a
@@ -23,8 +26,9 @@ struct SlowWriter {
         feed = open(fifo, O_RDWR)
         errors = dir.sub("slow.err")
         for output in ["slow.out", "slow.err"] { try Data().write(to: URL(fileURLWithPath: dir.sub(output))) }
-        process = try CLI.spawn(CLI.executable.path, arguments: ["apply", "--store", store, "--transaction-size", "1", "--pipeline", "0", "-"],
-                                environment: ProcessInfo.processInfo.environment, stdin: fifo, stdout: dir.sub("slow.out"), stderr: errors)
+        output = dir.sub("slow.out")
+        process = try CLI.spawn(CLI.executable.path, arguments: ["apply", "--store", store, "--transaction-size", "1", "--pipeline", "0"] + extra + ["-"],
+                                environment: ProcessInfo.processInfo.environment, stdin: fifo, stdout: output, stderr: errors)
     }
 
     /// Writes one operation line to the writer's input.

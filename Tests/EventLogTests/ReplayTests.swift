@@ -188,7 +188,7 @@ struct ReplayTests {
         // A whole, sealed file that holds an empty key: not loadable, so skipped.
         var forged = [UInt8](original.prefix(original.count - 32))
         func integer(at offset: Int, _ size: Int) -> Int { forged[offset..<(offset + size)].reduce(0) { $0 << 8 | Int($1) } }
-        var offset = 16   // past the magic and the position (SnapshotFile's layout)
+        var offset = 48   // past the magic, the position and the link (SnapshotFile's layout)
         let projections = integer(at: offset, 4)
         offset += 4
         for _ in 0..<projections {

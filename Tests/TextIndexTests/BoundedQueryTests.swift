@@ -34,19 +34,24 @@ struct BoundedQueryTests {
         #expect(throws: Never.self) { try QueryParser.parse(fine, now: now) }
     }
 
-    @Test("a run of 20,000 || terms parses into a balanced tree, and is evaluated, on a 256 KiB stack")
+    @Test("a run of 20,000 || terms parses into a balanced tree, and is evaluated (its limits raised), on a 256 KiB stack; the default limits refuse it")
     func longChains() throws {
         let t = try TemporaryIndex()
         try t.write { w in try w.upsert(.item("latte", title: "Oat Latte")) }
         let terms = (0..<20_000).map { #"title == "t\#($0)""# }
         let query = terms.joined(separator: " || ") + #" || title == "Oat Latte""#
+        var limits = QueryLimits()
+        limits.comparisons = 30_000
+        limits.work = .max
+        limits.timeout = nil
         let (depth, hits) = Self.onSmallStack { () -> (Int, [String]) in
             let expression = try? QueryParser.parse(query, now: TemporaryIndex.now)
-            let hits = (try? t.query(query)).map { t.ids($0) } ?? []
+            let hits = (try? t.environment.read { try t.index.query(query, now: TemporaryIndex.now, limits: limits, in: $0) }).map { t.ids($0) } ?? []
             return (expression?.depth ?? -1, hits)
         }
         #expect(depth > 0 && depth <= 16, "depth \(depth)")
         #expect(hits == ["latte"])
+        #expect(throws: QueryLimitError.self) { try t.query(query) }
     }
 
     @Test("$time.iso takes the one date rule: 2026-02-30 and 2026-02-29 are malformed, never rolled over; 2028-02-29 is a day",

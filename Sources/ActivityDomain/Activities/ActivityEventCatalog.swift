@@ -65,10 +65,17 @@ public enum ActivityEventCatalog {
         if event.isRedacted {
             members.append(("redacted", .bool(true)))
         } else if let text = try json(of: event) {
-            members.append(("event", try JSONValue(parsing: text)))
+            members.append(("event", try JSONValue(parsing: Array(text.utf8), maxDepth: logJSONDepth)))
         }
         return .object(members)
     }
+
+    /// How deep a payload's Protocol Buffers JSON may nest: every userInfo
+    /// value accepted (``UserInfoValue/maxDepth`` levels of arrays and
+    /// dictionaries, each four levels there: the value, its `dictionary`
+    /// or `array`, its `entries` or `values`, an entry) inside the event's
+    /// own few levels. What a write accepts, `log --json` prints.
+    static let logJSONDepth = 4 * (UserInfoValue.maxDepth + 1) + 16
 
     /// The user space `event` belongs to: `""` for the default space (and
     /// every event of schema version 1), nil for a store-wide event

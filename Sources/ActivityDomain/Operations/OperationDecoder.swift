@@ -200,7 +200,7 @@ struct MemberReader {
 
     func date(_ name: String, _ value: JSONValue) throws -> Date {
         guard case .string(let s) = value, let date = ISO8601Time.date(from: s) else {
-            throw fail(name, value, "an ISO-8601 time such as 2026-11-22T10:00:00Z")
+            throw fail(name, value, "an ISO-8601 time from \(ISO8601Time.range), such as 2026-11-22T10:00:00Z")
         }
         return date
     }

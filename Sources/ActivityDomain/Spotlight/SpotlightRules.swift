@@ -78,8 +78,9 @@ public enum SpotlightRules {
 
     /// One calendar month after `micros` (µs since 1970, UTC), with the day
     /// clamped to the last day of the next month (Jan 31 → Feb 28, or 29 in
-    /// a leap year) and the time of day kept. Integer arithmetic, no
-    /// calendar object: the same result everywhere.
+    /// a leap year) and the time of day kept, at most the last second of
+    /// the year 9999 (``ISO8601Time/latestMicroseconds``). Integer
+    /// arithmetic, no calendar object: the same result everywhere.
     public static func oneCalendarMonth(afterMicroseconds micros: Int64) -> Int64 {
         var days = micros / 86_400_000_000
         var rest = micros % 86_400_000_000
@@ -88,7 +89,8 @@ public enum SpotlightRules {
         month += 1
         if month > 12 { month = 1; year += 1 }
         day = min(day, ISO8601Time.daysIn(month: month, year: year))
-        return ISO8601Time.days(fromCivil: year, month, day) * 86_400_000_000 + rest
+        // Past 9999-12-31 a time no longer prints in four digits, nor parses back: the last second of 9999 it is.
+        return min(ISO8601Time.days(fromCivil: year, month, day) * 86_400_000_000 + rest, ISO8601Time.latestMicroseconds)
     }
 
     /// The default expiration of an item indexed at `time`: one calendar

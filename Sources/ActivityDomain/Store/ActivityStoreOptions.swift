@@ -1,4 +1,5 @@
 import EventLog
+import TextIndex
 import Foundation
 
 /// How an ``ActivityStore`` opens and answers.
@@ -18,5 +19,9 @@ public struct ActivityStoreOptions: Sendable {
     /// The largest encoded `userInfo` (tagged JSON, UTF-8 bytes) that Handoff
     /// offers; Apple's limit is 3,072 bytes.
     public var handoffUserInfoLimit = 3072
+    /// What one query may cost: comparisons, wildcard expansions, work and
+    /// a deadline (``TextIndex/QueryLimits``); past any, the query throws
+    /// ``TextIndex/QueryLimitError``.
+    public var queryLimits = QueryLimits()
     public init() {}
 }

@@ -76,7 +76,9 @@ public struct SpaceReader: SpaceQueries {
     public func query(_ expression: String, now: Date) throws -> [SearchHit] {
         let indexTxn = try requireIndex("query")
         return try store.metrics.timeQuery {
-            try inSpace([]) { try store.indexViews.search.index.space($0).query(expression, now: now, in: indexTxn, contentIn: txn) }
+            try inSpace([]) {
+                try store.indexViews.search.index.space($0).query(expression, now: now, limits: store.options.queryLimits, in: indexTxn, contentIn: txn)
+            }
         }
     }
 

@@ -173,7 +173,14 @@ public enum JSONValue: Sendable, Hashable {
     /// in one object (compared by bytes) and nesting deeper than
     /// ``maxDepth``.
     public init(parsing bytes: [UInt8]) throws {
-        var parser = JSONParser(bytes: bytes)
+        try self.init(parsing: bytes, maxDepth: JSONParser.maxDepth)
+    }
+
+    /// Parses JSON that this package wrote itself (a payload's Protocol
+    /// Buffers JSON), which nests deeper than input may: each userInfo
+    /// level is four levels there. `maxDepth` still bounds the recursion.
+    init(parsing bytes: [UInt8], maxDepth: Int) throws {
+        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
         self = try parser.parseDocument()
     }
 
@@ -199,6 +206,13 @@ struct JSONParser {
     var index = 0
     var depth = 0
     static let maxDepth = 64
+    /// This parser's limit (``maxDepth`` for input).
+    var depthLimit = JSONParser.maxDepth
+
+    init(bytes: [UInt8], maxDepth: Int = JSONParser.maxDepth) {
+        self.bytes = bytes
+        self.depthLimit = maxDepth
+    }
     /// Where the parser is: member names and array indices, for messages.
     private var path: [PathStep] = []
 
@@ -268,7 +282,7 @@ struct JSONParser {
 
     mutating func enter() throws {
         depth += 1
-        if depth > Self.maxDepth { throw error("arrays and objects nest deeper than \(Self.maxDepth) levels (in \(pathText))") }
+        if depth > depthLimit { throw error("arrays and objects nest deeper than \(depthLimit) levels (in \(pathText))") }
     }
 
     mutating func parseObject() throws -> JSONValue {

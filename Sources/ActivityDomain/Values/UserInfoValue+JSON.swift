@@ -98,7 +98,7 @@ extension UserInfoValue {
         case "$date":
             let s = try text()
             guard let date = ISO8601Time.date(from: s) else {
-                throw UserInfoJSONError(path: path, reason: "\"\(s)\" is not an ISO-8601 time such as 2026-11-22T10:00:00Z")
+                throw UserInfoJSONError(path: path, reason: "\"\(s)\" is not an ISO-8601 time from \(ISO8601Time.range), such as 2026-11-22T10:00:00Z")
             }
             return .date(date)
         case "$data":

@@ -12,16 +12,17 @@ extension EventStore {
         guard Views.hasIndex else { return nil }
         var indexOptions = options.environmentOptions
         indexOptions.durability = options.indexDurability
-        let environment = try openIndexEnvironment(inStore: log.path, options: indexOptions)
+        let directory = EnvironmentDirectory.index(log.path)
+        let environment = try directory.open(options: indexOptions)
         // Never add the index's databases to another program's environment.
-        try IndexDirectory.refuseForeign(environment, store: log.path)
+        try directory.refuseForeign(environment)
         let (indexDatabases, index) = try environment.write { txn in
             let indexDatabases = try IndexDatabases(openingIn: txn)
             let index = try views.openIndex(in: txn)
             try refuseSharedDatabaseNames(views.all, index.all)
-            if try checkIndexFormat(indexDatabases, in: txn, path: environment.path) == nil {
+            if try indexDatabases.metadata.checkFormat(in: txn, path: environment.path) == nil {
                 // A new index: at position 0, its checkpoints there.
-                try indexDatabases.setFormat(.current, in: txn)
+                try indexDatabases.metadata.setFormat(.current, in: txn)
                 try indexDatabases.clear(index.all, in: txn)
             }
             let target = IndexTarget(environment: environment, databases: indexDatabases, projections: index.all)
@@ -51,23 +52,33 @@ extension EventStore {
     /// used (damaged, cut short, not an index, another format, a directory
     /// this user may not read) is nil with the error, which the reads of the
     /// index throw (``EventStore/indexUnavailable``): the reads of the log
-    /// and its views, which do not touch it, still answer.
-    static func openIndexForReading(views: Views, log: Environment, options: StoreOptions)
-        throws -> (index: StoreIndex<Views.Index>?, unavailable: EventLogError?) {
-        guard Views.hasIndex else { return (nil, nil) }
+    /// and its views, which do not touch it, still answer. So is an index
+    /// the log does not vouch for (another history, or ahead of the log:
+    /// ``DerivedHistory``), with its history.
+    static func openIndexForReading(views: Views, log: Environment, databases: LogDatabases, options: StoreOptions)
+        throws -> (index: StoreIndex<Views.Index>?, unavailable: EventLogError?, history: DerivedHistory?) {
+        guard Views.hasIndex else { return (nil, nil, nil) }
         do {
-            guard try IndexDirectory.exists(atStore: log.path) else { return (nil, nil) }
-            return (try openExistingIndex(views: views, log: log, options: options), nil)
+            guard try EnvironmentDirectory.index(log.path).holdsData() else { return (nil, nil, nil) }
+            let index = try openExistingIndex(views: views, log: log, options: options)
+            let history = try index.history(against: log, databases: databases)
+            if let refusal = history.refusal(of: "the store's index at \(index.environment.path)", store: log.path,
+                                             remedy: EnvironmentDirectory.index(log.path).rebuildRemedy) {
+                index.environment.close()
+                return (nil, refusal, history)
+            }
+            return (index, nil, history)
         } catch let error as EventLogError where error.code != .storeBusy {
-            return (nil, error)
+            return (nil, error, nil)
         }
     }
 
     private static func openExistingIndex(views: Views, log: Environment, options: StoreOptions) throws -> StoreIndex<Views.Index> {
-        let path = StoreIndex<Views.Index>.path(inStore: log.path)
+        let directory = EnvironmentDirectory.index(log.path)
+        let path = directory.path
         var indexOptions = options.environmentOptions
         indexOptions.durability = options.indexDurability
-        let environment = try openIndexEnvironment(inStore: log.path, options: indexOptions)
+        let environment = try directory.open(options: indexOptions)
         let (indexDatabases, index) = try environment.openDatabases { txn in
             let indexDatabases: IndexDatabases
             do {
@@ -75,7 +86,7 @@ extension EventStore {
             } catch LMDBError.notFound {
                 throw EventLogError(.corrupt, operation: "open", "\(path) holds an LMDB environment that is not an index (no meta database)")
             }
-            _ = try checkIndexFormat(indexDatabases, in: txn, path: path)
+            try indexDatabases.metadata.checkFormat(in: txn, path: path)
             do {
                 return (indexDatabases, try views.openIndex(in: txn))
             } catch let error as LMDBError where error == .notFound {
@@ -85,20 +96,6 @@ extension EventStore {
             }
         }
         return StoreIndex(environment: environment, views: index, databases: indexDatabases)
-    }
-
-    private static func openIndexEnvironment(inStore store: String, options: EnvironmentOptions) throws -> Environment {
-        try IndexDirectory.open(atStore: store, options: options)
-    }
-
-    @discardableResult
-    private static func checkIndexFormat(_ databases: IndexDatabases, in txn: ReadTransaction, path: String) throws -> StoreFormat? {
-        guard let stored = try databases.format(in: txn) else { return nil }
-        guard stored == .current else {
-            throw EventLogError(.incompatibleFormat, operation: "open",
-                                "the index at \(path) has format \(stored.version); this version reads format \(StoreFormat.current.version)")
-        }
-        return stored
     }
 
     /// A store of the one-environment layout kept the index's databases
@@ -197,7 +194,11 @@ extension EventStore {
         if let position { try waitForIndex(through: position, timeout: timeout) }
         return try index.environment.read { indexTxn in
             if options.readOnly { try checkIndexVersions(index, in: indexTxn) }
-            return try read { logTxn in try body(indexTxn, logTxn) }
+            return try read { logTxn in
+                // Read-only, the index may have been replaced since the open: the log vouches for it at every read.
+                if options.readOnly { try checkIndexHistory(index, indexTxn: indexTxn, logTxn: logTxn) }
+                return try body(indexTxn, logTxn)
+            }
         }
     }
 
@@ -273,16 +274,42 @@ extension EventStore {
         throw EventLogError(.invalidArgument, operation: operation, "these projections have no index")
     }
 
-    /// A store opened read-only serves no index built by other projection versions.
+    /// A store opened read-only serves no index built by other projection
+    /// versions, and none whose projections are not where its `applied`
+    /// says (its history then vouches for nothing).
     private func checkIndexVersions(_ index: StoreIndex<Views.Index>, in txn: ReadTransaction) throws {
+        let applied = try index.databases.applied(in: txn).position
         for projection in index.views.all {
-            if let checkpoint = try index.databases.checkpoints.checkpoint(of: projection.name, in: txn),
-               checkpoint.version != projection.version {
+            let checkpoint = try index.databases.checkpoints.checkpoint(of: projection.name, in: txn)
+            if let checkpoint, checkpoint.version != projection.version {
                 throw EventLogError(.viewsStale, operation: "read index",
                                     "projection \(projection.name) of the index was built by version \(checkpoint.version), this code's is \(projection.version): "
                                         + "opening the store for writing (or `replay`) rebuilds it (opened read-only, the store rebuilds nothing)")
             }
+            if (checkpoint?.position ?? 0) != applied {
+                throw EventLogError(.corrupt, operation: "read index",
+                                    "projection \(projection.name) of the index is at \(checkpoint?.position ?? 0), but the index says it applied the log "
+                                        + "through \(applied): it is not read. \(EnvironmentDirectory.index(environment.path).rebuildRemedy)")
+            }
         }
+    }
+
+    /// A store opened read-only reads no index of another history, and none ahead of the log.
+    private func checkIndexHistory(_ index: StoreIndex<Views.Index>, indexTxn: ReadTransaction, logTxn: ReadTransaction) throws {
+        let applied = try index.databases.applied(in: indexTxn)
+        let history = try DerivedHistory.of(position: applied.position, link: applied.link, log: databases, in: logTxn)
+        if let refusal = history.refusal(of: "the store's index at \(index.environment.path)", store: environment.path,
+                                         remedy: EnvironmentDirectory.index(environment.path).rebuildRemedy, operation: "read index") {
+            throw refusal
+        }
+    }
+
+    /// The index's history: the position and link it applied through, and
+    /// whether the log vouches for it (``DerivedHistory``). Nil when the
+    /// store has no index environment, or one that cannot be read.
+    public func indexHistory() throws -> DerivedHistory? {
+        guard let index else { return indexHistoryAtOpen }
+        return try index.history(against: environment, databases: databases)
     }
 
     /// How the index stands against the log: nil when the store has none by design.
@@ -293,6 +320,8 @@ extension EventStore {
             var status = IndexStatus(exists: false, applied: 0, head: head, secondsBehind: try ageOfRecord(after: 0),
                                      projections: [], isIndexing: false, lastFailure: nil, failingSince: nil)
             status.unavailable = indexUnavailable?.description
+            status.history = indexHistoryAtOpen
+            if let history = indexHistoryAtOpen { (status.exists, status.applied) = (true, history.position) }
             return status
         }
         return try index.environment.read { indexTxn in
@@ -302,11 +331,16 @@ extension EventStore {
                 return ViewStatus.ProjectionState(name: projection.name, version: projection.version, storedVersion: checkpoint?.version,
                                                   checkpoint: checkpoint?.position ?? 0, head: applied)
             }
-            let head = try self.head()
+            let (head, history) = try environment.read { logTxn in
+                (try databases.head(in: logTxn).position,
+                 try DerivedHistory.of(position: applied, link: try index.databases.applied(in: indexTxn).link, log: databases, in: logTxn))
+            }
             let failure = indexer?.lastFailure
-            return IndexStatus(exists: true, applied: applied, head: head, secondsBehind: try ageOfRecord(after: applied),
-                               projections: projections, isIndexing: indexer != nil, lastFailure: failure?.failure.description,
-                               failingSince: failure?.since)
+            var status = IndexStatus(exists: true, applied: applied, head: head, secondsBehind: try ageOfRecord(after: min(applied, head)),
+                                     projections: projections, isIndexing: indexer != nil, lastFailure: failure?.failure.description,
+                                     failingSince: failure?.since)
+            status.history = history
+            return status
         }
     }
 
@@ -347,8 +381,12 @@ public struct IndexStatus: Sendable, Equatable, CustomStringConvertible {
     /// tries again, at longer and longer intervals (up to 5 s).
     public var failingSince: Date?
     /// Why the index cannot be used (a store opened read-only whose index
-    /// is damaged, not an index, or may not be read); nil when it can.
+    /// is damaged, not an index, may not be read, or is not this log's);
+    /// nil when it can.
     public var unavailable: String? = nil
+    /// The position and link the index applied through, and whether the
+    /// log vouches for it; nil when there is no index, or it cannot be read.
+    public var history: DerivedHistory? = nil
 
     public var eventsBehind: UInt64 { head > applied ? head - applied : 0 }
     /// Some projection of the index was built by another version.

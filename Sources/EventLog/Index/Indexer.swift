@@ -270,11 +270,20 @@ final class Indexer: @unchecked Sendable {
 
     /// In a write transaction of the index: the checkpoint to go on from,
     /// after emptying the index when it cannot go on
-    /// (``IndexDatabases/reasonToRebuild(_:logLink:in:)``).
+    /// (``IndexDatabases/reasonToRebuild(_:logLink:in:)``). Throws when the
+    /// index is ahead of the log: the log has lost records, and nothing is
+    /// written over positions the index has seen.
     static func checkpointToFollow(_ target: IndexTarget, log: Environment, databases: LogDatabases, in txn: WriteTransaction,
                                    logger: Logger) throws -> RecordedHead {
-        let reason = try log.read { logTxn in
-            try target.databases.reasonToRebuild(target.projections, logLink: { try databases.link(at: $0, in: logTxn) }, in: txn)
+        let reason = try log.read { logTxn -> String? in
+            // A log behind the index has lost records: never written over, never taken for another history.
+            let applied = try target.databases.applied(in: txn)
+            let history = try DerivedHistory.of(position: applied.position, link: applied.link, log: databases, in: logTxn)
+            if history.isAheadOfLog, let refusal = history.refusal(of: "the store's index at \(target.environment.path)", store: log.path,
+                                                                   remedy: EnvironmentDirectory.index(log.path).rebuildRemedy) {
+                throw refusal
+            }
+            return try target.databases.reasonToRebuild(target.projections, logLink: { try databases.link(at: $0, in: logTxn) }, in: txn)
         }
         if let reason {
             logger.notice("rebuilding the index from position 1", metadata: ["reason": "\(reason)"])

@@ -26,12 +26,7 @@ public final class StoreIndex<Views: ProjectionList>: Sendable {
     let databases: IndexDatabases
 
     /// The index environment's directory in a store's directory.
-    public static var directoryName: String { "index" }
-
-    /// `<store>/index`.
-    static func path(inStore store: String) -> String {
-        IndexDirectory.path(inStore: store)
-    }
+    public static var directoryName: String { EnvironmentDirectory.indexName }
 
     init(environment: Environment, views: Views, databases: IndexDatabases) {
         self.environment = environment
@@ -48,6 +43,13 @@ public final class StoreIndex<Views: ProjectionList>: Sendable {
     /// the zero link when none).
     func appliedHead() throws -> RecordedHead {
         try environment.read { try databases.applied(in: $0) }
+    }
+
+    /// The position and link the index applied through, against the log
+    /// (`environment` and `databases`, the store's log).
+    func history(against log: Environment, databases logDatabases: LogDatabases) throws -> DerivedHistory {
+        let applied = try appliedHead()
+        return try log.read { try DerivedHistory.of(position: applied.position, link: applied.link, log: logDatabases, in: $0) }
     }
 
     /// The last position the index applied: every event up to it is
@@ -69,34 +71,17 @@ struct IndexDatabases: Sendable {
         meta = try txn.createDatabase("meta")
     }
 
-    var checkpoints: CheckpointTable { CheckpointTable(meta: meta) }
-
-    private var heads: Database<String, RecordedHead> { meta.reinterpreted() }
-    private var formats: Database<String, StoreFormat> { meta.reinterpreted() }
+    /// `meta`, read and written as the index environment's (format, applied, checkpoints).
+    var metadata: MetaDatabase { MetaDatabase(database: meta, environment: .index) }
+    var checkpoints: CheckpointTable { metadata.checkpoints }
 
     /// The last record applied; position 0 and the zero link when none.
     func applied(in txn: ReadTransaction) throws -> RecordedHead {
-        do {
-            return try heads.get("applied", in: txn) ?? RecordedHead(position: 0, link: .zero)
-        } catch let error as LMDBDecodingError {
-            throw EventLogError.corrupt(key: "applied", database: "index meta", operation: "read", error.description)
-        }
+        try metadata.head("applied", in: txn) ?? RecordedHead(position: 0, link: .zero)
     }
 
     func setApplied(_ head: RecordedHead, in txn: WriteTransaction) throws {
-        try heads.put(head, forKey: "applied", in: txn)
-    }
-
-    func format(in txn: ReadTransaction) throws -> StoreFormat? {
-        do {
-            return try formats.get("format", in: txn)
-        } catch let error as LMDBDecodingError {
-            throw EventLogError.corrupt(key: "format", database: "index meta", operation: "read", error.description)
-        }
-    }
-
-    func setFormat(_ format: StoreFormat, in txn: WriteTransaction) throws {
-        try formats.put(format, forKey: "format", in: txn)
+        try metadata.setHead(head, forKey: "applied", in: txn)
     }
 
     /// Empties every index projection and moves the index back to position 0.

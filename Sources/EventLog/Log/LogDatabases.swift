@@ -32,19 +32,10 @@ struct LogDatabases: Sendable {
         LogReader(payloads: LogPayloads(log, in: txn.environment), transaction: txn)
     }
 
-    private var formats: Database<String, StoreFormat> { meta.reinterpreted() }
-    private var heads: Database<String, RecordedHead> { meta.reinterpreted() }
+    /// `meta`, read and written as the log environment's (format, head, checkpoints).
+    var metadata: MetaDatabase { MetaDatabase(database: meta, environment: .log) }
     /// The command views' checkpoints.
-    var checkpoints: CheckpointTable { CheckpointTable(meta: meta) }
-
-    /// `db.get(key)`, with a value that does not decode reported as a corrupt store naming `key`.
-    private func value<V>(_ db: Database<String, V>, _ key: String, in txn: ReadTransaction) throws -> V? {
-        do {
-            return try db.get(key, in: txn)
-        } catch let error as LMDBDecodingError {
-            throw EventLogError.corrupt(key: key, database: db.name ?? "main", operation: "read", error.description)
-        }
-    }
+    var checkpoints: CheckpointTable { metadata.checkpoints }
 
     /// The last position and its link (zero and the zero link when empty).
     func head(in txn: ReadTransaction) throws -> RecordedHead {
@@ -56,14 +47,6 @@ struct LogDatabases: Sendable {
             throw EventLogError(.corrupt, operation: "read head", "the last record is \(view.bytes.count) bytes, shorter than a header", position: position)
         }
         return RecordedHead(position: position, link: view.link)
-    }
-
-    func format(in txn: ReadTransaction) throws -> StoreFormat? {
-        try value(formats, "format", in: txn)
-    }
-
-    func setFormat(_ format: StoreFormat, in txn: WriteTransaction) throws {
-        try formats.put(format, forKey: "format", in: txn)
     }
 
     func checkpoint(of name: String, in txn: ReadTransaction) throws -> Checkpoint? {
@@ -82,16 +65,20 @@ struct LogDatabases: Sendable {
 
     /// The head the last appending commit recorded; nil in a store that never appended.
     func recordedHead(in txn: ReadTransaction) throws -> RecordedHead? {
-        try value(heads, "head", in: txn)
+        try metadata.head("head", in: txn)
     }
 
     func setRecordedHead(_ head: RecordedHead, in txn: WriteTransaction) throws {
-        try heads.put(head, forKey: "head", in: txn)
+        try metadata.setHead(head, forKey: "head", in: txn)
     }
 
     /// The write an idempotency key names, if any.
     func idempotencyEntry(_ key: String, in txn: ReadTransaction) throws -> IdempotencyEntry? {
-        try value(idempotency, key, in: txn)
+        do {
+            return try idempotency.get(key, in: txn)
+        } catch let error as LMDBDecodingError {
+            throw EventLogError.corrupt(key: key, database: "idempotency", operation: "read", error.description)
+        }
     }
 
     /// Calls `body` with each event after `position` through `end` as `txn`

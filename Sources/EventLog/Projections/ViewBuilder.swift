@@ -59,7 +59,7 @@ final class ViewBuilder<Views: ProjectionSet> {
         case .index:
             (projections, indexDatabases) = try target.write { txn in
                 let databases = try IndexDatabases(openingIn: txn)
-                try databases.setFormat(.current, in: txn)
+                try databases.metadata.setFormat(.current, in: txn)
                 let projections = try source.views.openIndex(in: txn).all
                 try databases.clear(projections, in: txn)
                 return (projections, databases)
@@ -100,6 +100,13 @@ final class ViewBuilder<Views: ProjectionSet> {
             }
             let reader = try SnapshotFile.Reader(path: snapshot.path)
             let header = try reader.readHeader()
+            // The log vouches for the snapshot as it is read (it may have been replaced since it was listed).
+            let history = try source.environment.read {
+                try DerivedHistory.of(position: header.position, link: header.link, log: source.databases, in: $0)
+            }
+            guard history.isThisLog else {
+                throw EventLogError(.snapshot, operation: "snapshot load", "\(snapshot.path) was not built from this log: \(history)")
+            }
             let expected = projections.map { ($0.name, $0.version, $0.databaseNames) }
             guard header.projections.elementsEqual(expected, by: { $0.name == $1.0 && $0.version == $1.1 && $0.databases == $1.2 }) else {
                 throw EventLogError(.snapshot, operation: "snapshot load", "\(snapshot.path) holds other projections or databases than these views")

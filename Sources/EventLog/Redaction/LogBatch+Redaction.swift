@@ -200,6 +200,39 @@ extension LogDatabases {
         return UInt64(bigEndian: entry.value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
     }
 
+    /// The position of a redaction record after `position` that redacted
+    /// an event at or before it (the first such range's), or nil: a
+    /// snapshot at `position` would hold what that redaction erased. Reads
+    /// `redactions` up to `position` (its ranges are disjoint, so sorted by
+    /// first position too).
+    func redaction(after position: Position, in txn: ReadTransaction) throws -> Position? {
+        let cursor = try redactions.cursor(in: txn)
+        var entry = try cursor.firstBytes()
+        while let (_, value) = entry, value.count == 16 {
+            if UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)) > position { return nil }
+            let by = UInt64(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            if by > position { return by }
+            entry = try cursor.nextBytes()
+        }
+        return nil
+    }
+
+    /// Every redacted range, as (first position, position of the redaction
+    /// record): what a snapshot's position must not fall between.
+    func redactedRanges(in txn: ReadTransaction) throws -> [(first: Position, by: Position)] {
+        let cursor = try redactions.cursor(in: txn)
+        var ranges: [(first: Position, by: Position)] = []
+        var entry = try cursor.firstBytes()
+        while let (_, value) = entry {
+            if value.count == 16 {
+                ranges.append((UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)),
+                               UInt64(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))))
+            }
+            entry = try cursor.nextBytes()
+        }
+        return ranges
+    }
+
     /// Records in `redactions` that `range` was redacted by the record at `by`.
     func putRedaction(_ range: ClosedRange<Position>, by: Position, in txn: WriteTransaction) throws {
         var value = [UInt8](repeating: 0, count: 16)
@@ -220,16 +253,7 @@ extension EventStore {
     /// a rebuild must not start from it. Reads `redactions` up to
     /// `position` (its ranges are disjoint, so sorted by first position too).
     func redactedLater(than position: Position) throws -> Bool {
-        try environment.read { txn in
-            let cursor = try databases.redactions.cursor(in: txn)
-            var entry = try cursor.firstBytes()
-            while let (_, value) = entry, value.count == 16 {
-                if UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)) > position { return false }
-                if UInt64(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) > position { return true }
-                entry = try cursor.nextBytes()
-            }
-            return false
-        }
+        try environment.read { try databases.redaction(after: position, in: $0) } != nil
     }
 
     /// Whether a redaction record in the log after `applied` (so at or

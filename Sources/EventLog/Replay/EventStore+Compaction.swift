@@ -37,20 +37,26 @@ extension EventStore {
     @discardableResult
     public static func compact(path: String, options: StoreOptions = StoreOptions(),
                                progress: (@Sendable (CompactionProgress) -> Void)? = nil) throws -> StoreCompaction {
-        try StoreDirectory.checkExists(path, operation: "compact")
+        let directory = EnvironmentDirectory.log(path)
+        guard try directory.holdsData(operation: "compact") else { throw directory.missing(operation: "compact") }
+        try directory.refuseForeignWriter(operation: "compact")
+        // No byte of a forgotten user may stay in the index's file either: it must have applied every forget.
+        try bringIndexPastForgets(path: path, options: options)
         var head: Position = 0
         var removed: [String] = []
         let report: CompactionReport
         do {
             report = try Environment.compact(path: path, options: options.environmentOptions, beforeSwap: { old, copy in
-                let before = try CompactionFingerprint(of: old, path: path)
-                let after = try CompactionFingerprint(of: copy, path: path)
+                let before = try CompactionFingerprint(of: old, directory)
+                let after = try CompactionFingerprint(of: copy, directory)
                 if let difference = before.difference(from: after) {
                     throw EventLogError(.corrupt, operation: "compact",
                                         "the compacted copy differs from the store (\(difference)); the store was left as it was")
                 }
                 head = before.head.position
-                removed = removeAbandonedFiles(in: old.path)
+                let databases = try old.openDatabases { try LogDatabases(openingIn: $0) }
+                let redacted = try old.read { try databases.redactedRanges(in: $0) }
+                removed = removeAbandonedFiles(in: old.path, redacted: redacted)
             }, progress: progress)
         } catch let error as EnvironmentBusyError {
             throw EventLogError(.storeBusy, operation: "compact", error.description)
@@ -75,15 +81,15 @@ extension EventStore {
     /// store has no index environment.
     private static func compactIndex(ofStore store: String, options: StoreOptions,
                                      progress: (@Sendable (CompactionProgress) -> Void)?) throws -> IndexCompaction? {
-        let path = StoreIndex<Views.Index>.path(inStore: store)
-        guard FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("data.mdb")) else { return nil }
+        let directory = EnvironmentDirectory.index(store)
+        guard FileManager.default.fileExists(atPath: directory.dataFile) else { return nil }
         var indexOptions = options.environmentOptions
         indexOptions.durability = options.indexDurability
         let report: CompactionReport
         do {
-            report = try Environment.compact(path: path, options: indexOptions, beforeSwap: { old, copy in
-                let before = try IndexFingerprint(of: old, path: path)
-                let after = try IndexFingerprint(of: copy, path: path)
+            report = try Environment.compact(path: directory.path, options: indexOptions, beforeSwap: { old, copy in
+                let before = try CompactionFingerprint(of: old, directory)
+                let after = try CompactionFingerprint(of: copy, directory)
                 if let difference = before.difference(from: after) {
                     throw EventLogError(.corrupt, operation: "compact",
                                         "the compacted copy of the index differs from it (\(difference)); the index was left as it was")
@@ -92,7 +98,7 @@ extension EventStore {
         } catch let error as EnvironmentBusyError {
             throw EventLogError(.storeBusy, operation: "compact", "the log was compacted, the index not: \(error.description)")
         } catch let error as DamagedFileError {
-            throw IndexDirectory.damaged(store, error.summary)
+            throw directory.damaged(error, operation: "compact")
         } catch let error as EnvironmentAlreadyOpenError {
             throw EventLogError(.storeBusy, operation: "compact", "\(error); close it before compacting")
         }
@@ -101,77 +107,104 @@ extension EventStore {
                                seconds: report.seconds)
     }
 
-    /// Rebuild scratch environments and partial snapshots under `path`:
-    /// called while the store is held alone, when no process can be
+    /// Rebuild scratch environments and partial snapshots under `path`,
+    /// and every snapshot (the views' or the index's) whose position lies
+    /// in a range a later forget redacted (`redacted`: first position, the
+    /// redaction record's): one written while that forget committed, by a
+    /// process killed before it could remove it, holds what the forget
+    /// erased. Called while the store is held alone, when no process can be
     /// writing them. Returns their names, relative to `path`.
-    private static func removeAbandonedFiles(in path: String) -> [String] {
+    private static func removeAbandonedFiles(in path: String, redacted: [(first: Position, by: Position)]) -> [String] {
         let files = FileManager.default
         var removed: [String] = []
         for name in (try? files.contentsOfDirectory(atPath: path)) ?? [] where name.hasPrefix("replay-scratch-") {
             if (try? files.removeItem(atPath: (path as NSString).appendingPathComponent(name))) != nil { removed.append(name) }
         }
         let snapshots = (path as NSString).appendingPathComponent("snapshots")
-        for name in (try? files.contentsOfDirectory(atPath: snapshots)) ?? [] where name.contains(".partial-") {
-            if (try? files.removeItem(atPath: (snapshots as NSString).appendingPathComponent(name))) != nil {
-                removed.append("snapshots/" + name)
-            }
+        for name in (try? files.contentsOfDirectory(atPath: snapshots)) ?? [] {
+            let position = UInt64(name.prefix { $0.isASCII && $0.isNumber })
+            let erased = position.map { p in redacted.contains { $0.first <= p && p < $0.by } } ?? false
+            guard name.contains(".partial-") || (name.contains(".snapshot") && erased) else { continue }
+            if unlink((snapshots as NSString).appendingPathComponent(name)) == 0 { removed.append("snapshots/" + name) }
         }
         return removed.sorted()
     }
+
+    /// Before the files are rewritten: an index that has not applied every
+    /// forget in the log still holds what they erased, and its compacted
+    /// file would too. It is brought there (the store opened for writing,
+    /// the indexer run to the head in this process), or the compaction is
+    /// refused, saying why.
+    private static func bringIndexPastForgets(path: String, options: StoreOptions) throws {
+        guard Views.hasIndex, try EnvironmentDirectory.index(path).holdsData(operation: "compact") else { return }
+        var reading = options
+        reading.readOnly = true
+        reading.createIfMissing = false
+        let (lastForget, applied): (Position?, Position?) = try {
+            let store = try EventStore(path: path, options: reading)
+            defer { store.close() }
+            let last = try store.environment.read { txn in
+                try store.databases.redactedRanges(in: txn).map(\.by).filter { $0 <= (try store.databases.head(in: txn).position) }.max()
+            }
+            return (last, try store.index?.applied())
+        }()
+        guard let lastForget, (applied ?? 0) < lastForget else { return }
+        var writing = options
+        writing.readOnly = false
+        writing.createIfMissing = false
+        writing.indexesInBackground = false
+        do {
+            let store = try EventStore(path: path, options: writing)
+            defer { store.close() }
+            try store.catchUpIndex()
+            options.logger.notice("compact: the index applied the log through the forget at \(lastForget) first")
+        } catch let error as EventLogError {
+            throw EventLogError(error.code, operation: "compact",
+                                "the index has not applied the forget at position \(lastForget) (it applied the log through \(applied.map(String.init) ?? "an unknown position")), "
+                                    + "so its file still holds what that forget erased, and it cannot be brought there: \(error.message). "
+                                    + "Nothing was compacted", position: lastForget)
+        }
+    }
 }
 
-/// What must be equal in a store and its compacted copy: the log's head and
-/// last link, the recorded head, and every named database's entries, depth
-/// and pages (the copy keeps each B-tree's shape; only free pages go).
+/// What must be equal in an environment and its compacted copy: the
+/// log's head and last link and its recorded head (the index's: its applied
+/// head), and every named database's entries, depth and pages (the copy
+/// keeps each B-tree's shape; only free pages go).
 struct CompactionFingerprint: Equatable {
     var head: RecordedHead
     var recordedHead: RecordedHead?
     var databases: [String: DatabaseStatistics]
+    let role: EnvironmentDirectory.Role
 
-    init(of environment: Environment, path: String) throws {
-        let databases: LogDatabases
+    init(of environment: Environment, _ directory: EnvironmentDirectory) throws {
+        role = directory.role
         do {
-            databases = try environment.openDatabases { try LogDatabases(openingIn: $0) }
-        } catch LMDBError.notFound {
-            throw EventLogError(.storeMissing, operation: "compact", "\(path) holds an LMDB environment without an event log")
-        }
-        (head, recordedHead, self.databases) = try environment.read { txn in
-            if let format = try databases.format(in: txn), format != .current {
-                throw EventLogError(.incompatibleFormat, operation: "compact",
-                                    "the store at \(path) has format \(format.version); this version reads format \(StoreFormat.current.version)")
+            switch directory.role {
+            case .log:
+                let databases = try environment.openDatabases { try LogDatabases(openingIn: $0) }
+                (head, recordedHead, self.databases) = try environment.read { txn in
+                    try databases.metadata.checkFormat(in: txn, path: directory.path, operation: "compact")
+                    return (try databases.head(in: txn), try databases.recordedHead(in: txn), try DatabaseShapes.of(txn))
+                }
+            case .index:
+                let databases = try environment.openDatabases { try IndexDatabases(openingIn: $0) }
+                recordedHead = nil
+                (head, self.databases) = try environment.read { txn in (try databases.applied(in: txn), try DatabaseShapes.of(txn)) }
             }
-            return (try databases.head(in: txn), try databases.recordedHead(in: txn), try DatabaseShapes.of(txn))
+        } catch LMDBError.notFound {
+            throw directory.role == .log
+                ? EventLogError(.storeMissing, operation: "compact", "\(directory.path) holds an LMDB environment without an event log")
+                : EventLogError(.corrupt, operation: "compact", "\(directory.path) holds an LMDB environment that is not an index")
         }
     }
 
     /// What differs, in words; nil when nothing does.
     func difference(from other: CompactionFingerprint) -> String? {
-        if head != other.head { return "head \(head.position) against \(other.head.position), or its link" }
+        if head != other.head {
+            return "\(role == .log ? "head" : "applied") \(head.position) against \(other.head.position), or its link"
+        }
         if recordedHead != other.recordedHead { return "the recorded head" }
-        return DatabaseShapes.difference(databases, other.databases)
-    }
-}
-
-/// What must be equal in an index environment and its compacted copy: the
-/// applied head and every named database's entries, depth and pages.
-struct IndexFingerprint: Equatable {
-    var applied: RecordedHead
-    var databases: [String: DatabaseStatistics]
-
-    init(of environment: Environment, path: String) throws {
-        let indexDatabases: IndexDatabases
-        do {
-            indexDatabases = try environment.openDatabases { try IndexDatabases(openingIn: $0) }
-        } catch LMDBError.notFound {
-            throw EventLogError(.corrupt, operation: "compact", "\(path) holds an LMDB environment that is not an index")
-        }
-        (applied, databases) = try environment.read { txn in
-            return (try indexDatabases.applied(in: txn), try DatabaseShapes.of(txn))
-        }
-    }
-
-    func difference(from other: IndexFingerprint) -> String? {
-        if applied != other.applied { return "applied \(applied.position) against \(other.applied.position), or its link" }
         return DatabaseShapes.difference(databases, other.databases)
     }
 }

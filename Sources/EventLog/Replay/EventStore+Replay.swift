@@ -1,5 +1,8 @@
 import Foundation
 import LMDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension EventStore {
     /// Rebuilds every projection from the log and swaps the result in: the
@@ -187,15 +190,53 @@ extension EventStore {
         if let contents = try? FileManager.default.contentsOfDirectory(atPath: path), !contents.isEmpty {
             throw EventLogError(.invalidArgument, operation: "replay", "\(path) is not empty; time travel builds a new store")
         }
+        // Built aside (`.NAME.partial-PID` beside it) and moved into place only when whole: a
+        // failure (a full disk) leaves nothing at `path`, never a store that looks usable.
+        let name = StorePath.lastComponent(path)
+        let partial = (StorePath.parent(of: path) as NSString).appendingPathComponent(".\(name).partial-\(getpid())")
+        try? FileManager.default.removeItem(atPath: partial)
+        do {
+            let report = try replay(through: position, building: partial, full: full, progress: progress, started: clock)
+            try moveIntoPlace(partial, path)
+            return report
+        } catch {
+            try? FileManager.default.removeItem(atPath: partial)
+            throw error
+        }
+    }
+
+    /// Moves the store built at `partial` to `path` (where nothing, or an
+    /// empty directory, is), and syncs the directory that holds it.
+    private func moveIntoPlace(_ partial: String, _ path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0, rmdir(path) != 0 {
+            throw EventLogError(.invalidArgument, operation: "replay", "\(path) is not empty; time travel builds a new store")
+        }
+        guard rename(partial, path) == 0 else {
+            let code = errno
+            throw EventLogError(.invalidArgument, operation: "replay",
+                                "cannot move the store built at \(partial) to \(path): \(String(cString: strerror(code))) (\(code))")
+        }
+        let fd = open(StorePath.parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            Glibc.close(fd)
+        }
+    }
+
+    /// ``replay(through:into:full:progress:)``'s building, in `path`.
+    private func replay(through position: Position, building path: String, full: Bool,
+                        progress: ((ReplayProgress) -> Void)?, started clock: ContinuousClock.Instant) throws -> ReplayReport {
         let serialized = SerializedProgress(progress)
         let progress = serialized.closure
         // The index (`path/index`) is built on a thread of its own meanwhile.
-        let indexPath = StoreIndex<Views.Index>.path(inStore: path)
+        let indexPath = EnvironmentDirectory.index(path).path
         let indexBuild = try index.map { _ in
             try BackgroundWork("eventlog.replay.index") { [self] () -> IndexReplayReport in
                 let indexBuilder = try ViewBuilder(source: self, targetPath: indexPath, durability: .durable, kind: .index,
                                                    progress: serialized.closure)
                 let candidates = full ? [] : try newestUsableSnapshot(of: .index, atOrBefore: position).map { [$0] } ?? []
+                defer { indexBuilder.target.close() }
                 let (used, damaged) = try indexBuilder.build(through: position, from: candidates)
                 return IndexReplayReport(snapshot: used, damagedSnapshots: damaged, position: indexBuilder.position,
                                          eventsApplied: indexBuilder.eventsApplied, seconds: indexBuilder.seconds)
@@ -203,9 +244,10 @@ extension EventStore {
         }
         defer { _ = try? indexBuild?.result() }
         let builder = try ViewBuilder(source: self, targetPath: path, durability: .durable, progress: progress)
+        defer { builder.target.close() }
         let target = try builder.target.write { txn in
             let target = try LogDatabases(openingIn: txn)
-            try target.setFormat(.current, in: txn)
+            try target.metadata.setFormat(.current, in: txn)
             return target
         }
         try copyLog(through: position, into: builder.target, databases: target, progress: progress)
@@ -236,12 +278,8 @@ extension EventStore {
         let scratch = (environment.path as NSString).appendingPathComponent("replay-scratch-\(getpid())-\(UUID().uuidString)")
         do {
             let builder = try ViewBuilder(source: self, targetPath: scratch, durability: .noSync, kind: kind, progress: progress)
-            var candidates: [SnapshotInfo] = []
-            if !full {
-                let wanted = Set(builder.projections.map { SnapshotInfo.ProjectionStamp(name: $0.name, version: $0.version) })
-                candidates = try snapshots(of: kind == .index ? .index : .views).reversed()
-                    .filter { $0.position <= end && Set($0.projections) == wanted }
-            }
+            let candidates = full ? [] : try usableSnapshots(of: kind == .index ? .index : .views, projections: builder.projections,
+                                                             atOrBefore: end)
             let (used, damaged) = try builder.build(through: end, from: candidates)
             return (builder, scratch, used, damaged)
         } catch {
@@ -403,7 +441,9 @@ extension EventStore {
                     y = try rebuiltCursor.nextBytes()
                 }
             }
+            // An empty store never written (no database yet) has no checkpoint: as good as one at 0.
             let checkpoint = try checkpoints.checkpoint(of: projection.name, in: live)
+                ?? (head == 0 ? Checkpoint(position: 0, version: projection.version) : nil)
             if checkpoint != Checkpoint(position: head, version: projection.version) {
                 return ViewDifference(projection: projection.name, database: "meta", key: Array(CheckpointTable.key(projection.name).utf8),
                                       detail: "checkpoint \(checkpoint.map { "\($0.position) v\($0.version)" } ?? "missing"), head \(head) v\(projection.version)")

@@ -10,6 +10,12 @@ public struct SnapshotInfo: Sendable, Equatable {
     public var projections: [ProjectionStamp]
     /// The file's size.
     public var bytes: Int
+    /// The link of the log's record at ``position``: the history the
+    /// snapshot was built from (``EventStore/history(of:)``). Nil in a
+    /// snapshot of the first format, which recorded none: never used.
+    public var link: ChainLink?
+    /// The views' snapshot, or the index's.
+    public var kind: SnapshotKind = .views
 
     /// A projection's name and version, as stamped in a snapshot.
     public struct ProjectionStamp: Sendable, Equatable, Hashable {

@@ -39,6 +39,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// Why the index cannot be used, in a store opened read-only whose
     /// index is damaged or unreadable (``index`` is nil): what searches throw.
     public let indexUnavailable: EventLogError?
+    /// The index's history when the store opened (``indexHistory()``
+    /// reads it again while the index is open).
+    let indexHistoryAtOpen: DerivedHistory?
     public let options: StoreOptions
     let databases: LogDatabases
     /// The writer thread and the queue of writes waiting for it.
@@ -76,29 +79,36 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             throw EventLogError(.invalidArgument, operation: "open",
                                 "indexDurability is noSync; allowed: durable or noMetaSync (a machine crash can damage an environment written without syncs, silently)")
         }
-        if options.readOnly || !options.createIfMissing { try StoreDirectory.checkExists(path) }
+        let directory = EnvironmentDirectory.log(path)
+        if (options.readOnly || !options.createIfMissing), try !directory.holdsData() { throw directory.missing(operation: "open") }
+        // A writer creates files (index/, snapshots/, lock files) that the store's owner must be able to use.
+        if !options.readOnly { try directory.refuseForeignWriter() }
         metrics = StoreMetrics(path: path)
-        environment = try StoreDirectory.open(path, options: options.environmentOptions(metrics: metrics))
+        environment = try directory.open(options: options.environmentOptions(metrics: metrics))
         self.options = options
         groupCommit = GroupCommit(maxGroup: options.maxGroupCommit)
         commits = CommitSignal()
         if options.readOnly {
             (databases, views) = try Self.openForReading(environment, path: path)
-            (index, indexUnavailable) = try Self.openIndexForReading(views: views, log: environment, options: options)
+            (index, indexUnavailable, indexHistoryAtOpen) = try Self.openIndexForReading(views: views, log: environment, databases: databases,
+                                                                                           options: options)
             indexer = nil
             return
         }
         // Never add the log's databases to another program's environment.
-        try StoreDirectory.refuseForeign(environment, path: path)
+        try directory.refuseForeign(environment)
         (databases, views) = try environment.write { txn in
             let databases = try LogDatabases(openingIn: txn)
-            if try Self.checkFormat(databases, in: txn, path: path) == nil {
-                try databases.setFormat(.current, in: txn)
+            if try databases.metadata.checkFormat(in: txn, path: path) == nil {
+                try databases.metadata.setFormat(.current, in: txn)
             }
             return (databases, try Views(openingIn: txn))
         }
+        // A log behind a snapshot has lost records: nothing is written over positions it has seen.
+        try Self.refuseSnapshotsAheadOfLog(environment, databases: databases)
         index = try Self.openIndex(views: views, log: environment, databases: databases, options: options)
         indexUnavailable = nil
+        indexHistoryAtOpen = nil
         indexer = try Self.makeIndexer(index, log: environment, databases: databases, commits: commits, options: options, metrics: metrics)
         let writer = LogWriter(environment: environment, databases: databases, projections: views.all, options: options,
                                metrics: metrics, commits: commits, indexer: indexer, writes: writes)
@@ -124,9 +134,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             do {
                 databases = try LogDatabases(openingIn: txn)
             } catch LMDBError.notFound {
-                throw StoreDirectory.foreign(path, databases: try txn.databaseNames())
+                throw EnvironmentDirectory.log(path).foreign(databases: try txn.databaseNames())
             }
-            _ = try checkFormat(databases, in: txn, path: path)
+            try databases.metadata.checkFormat(in: txn, path: path)
             do {
                 return (databases, try Views(openingIn: txn))
             } catch let error as LMDBError where error == .notFound {
@@ -135,18 +145,6 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
                                         + "`replay` with this version rebuilds them (the log itself can be read with a build that matches)")
             }
         }
-    }
-
-    /// The stored format, after checking that this version reads it; nil in
-    /// a store that has none yet.
-    @discardableResult
-    private static func checkFormat(_ databases: LogDatabases, in txn: ReadTransaction, path: String) throws -> StoreFormat? {
-        guard let stored = try databases.format(in: txn) else { return nil }
-        guard stored == .current else {
-            throw EventLogError(.incompatibleFormat, operation: "open",
-                                "the store at \(path) has format \(stored.version); this version reads format \(StoreFormat.current.version)")
-        }
-        return stored
     }
 
     // MARK: Writing

@@ -42,7 +42,8 @@ public enum ISO8601Time {
         return text + "Z"
     }
 
-    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; nil when malformed.
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; nil when malformed,
+    /// or outside years 0 to 9999 once the offset is applied (``range``).
     public static func date(from text: String) -> Date? {
         let b = Array(text.utf8)
         var i = 0
@@ -90,7 +91,27 @@ public enum ISO8601Time {
         }
         guard i == b.count else { return nil }
         let seconds = days(fromCivil: year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset
-        return Date(timeIntervalSince1970: Double(seconds * 1_000_000 + micros) / 1_000_000)
+        let date = Date(timeIntervalSince1970: Double(seconds * 1_000_000 + micros) / 1_000_000)
+        // What is accepted must print, and what prints must parse back: a time that (after its
+        // offset, and the rounding of a Date near the year 10000) lies outside years 0 to 9999 is not taken.
+        guard isPrintable(date) else { return nil }
+        return date
+    }
+
+    /// The earliest and latest times a store keeps: `0000-01-01T00:00:00Z`
+    /// and `9999-12-31T23:59:59Z` (the latest whole second: a `Date` that
+    /// near the year 10000 keeps about 30 µs, so a later fraction may round
+    /// up into it). Microseconds since 1970.
+    public static let earliestMicroseconds: Int64 = days(fromCivil: 0, 1, 1) * 86_400_000_000
+    public static let latestMicroseconds: Int64 = (days(fromCivil: 10_000, 1, 1) * 86_400 - 1) * 1_000_000
+
+    /// The range of times that print in four-digit years, as a message says it.
+    public static let range = "0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z"
+
+    /// Whether `date` prints as a time of years 0 to 9999 (``string(from:)``), which parses back.
+    public static func isPrintable(_ date: Date) -> Bool {
+        let printed = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        return printed >= Double(earliestMicroseconds) && printed < Double(latestMicroseconds + 1_000_000)
     }
 
     /// ``string(from:)`` for years 0–9999 (every time a store writes),

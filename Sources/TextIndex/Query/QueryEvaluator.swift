@@ -40,12 +40,27 @@ struct QueryEvaluator {
     var universe: Set<UInt32>?
     /// LMDB lookups made.
     var reads = 2
+    /// What the query may cost (``QueryLimits``), what it has cost, and its deadline (uptime nanoseconds).
+    let limits: QueryLimits
+    private(set) var work = 0
+    private(set) var expansions = 0
+    private let started: UInt64
+    private let deadline: UInt64?
 
     /// `contentTxn`: where the content readers read (``TextIndex/query(_:now:in:contentIn:)``).
-    init(index: TextIndex, txn: ReadTransaction, contentTxn: ReadTransaction? = nil) throws {
+    init(index: TextIndex, txn: ReadTransaction, contentTxn: ReadTransaction? = nil, limits: QueryLimits = QueryLimits()) throws {
         self.index = index
         self.txn = txn
         self.contentTxn = contentTxn ?? txn
+        self.limits = limits
+        let start = DispatchTime.now().uptimeNanoseconds
+        started = start
+        if let timeout = limits.timeout {
+            let (seconds, attoseconds) = timeout.components
+            deadline = start &+ UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds / 1_000_000_000))
+        } else {
+            deadline = nil
+        }
         textFields = try index.textFieldNames(in: txn)
         values = try index.values.cursor(in: txn)
         postings = try index.postings.cursor(in: txn)
@@ -54,6 +69,32 @@ struct QueryEvaluator {
         var directoryReads = 0
         sources = try index.postingSources(index.statistics(in: txn), reads: &directoryReads, in: txn)
         reads += directoryReads
+    }
+
+    /// Counts `units` of work (`lookups` of them LMDB lookups), and stops
+    /// the query past its work or its deadline (looked at every 256 units).
+    mutating func spend(_ units: Int = 1, lookups: Int = 1) throws {
+        reads += lookups
+        let before = work
+        work += units
+        if work > limits.work {
+            throw QueryLimitError(limit: .work, reached: "\(work)", allowed: "\(limits.work)")
+        }
+        if let deadline, before >> 8 != work >> 8 {
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now > deadline {
+                throw QueryLimitError(limit: .timeout, reached: String(format: "%.3f s", Double(now - started) / 1e9),
+                                      allowed: "\(limits.timeout.map { "\($0)" } ?? "-")")
+            }
+        }
+    }
+
+    /// Counts one index term or attribute value a wildcard or prefix reached.
+    mutating func expand() throws {
+        expansions += 1
+        if expansions > limits.expansions {
+            throw QueryLimitError(limit: .expansions, reached: "\(expansions) so far", allowed: "\(limits.expansions)")
+        }
     }
 
     mutating func evaluate(_ e: QueryExpression, within: Set<UInt32>?) throws -> Set<UInt32> {
@@ -106,7 +147,7 @@ struct QueryEvaluator {
                           _ test: (Double) -> Bool) throws -> Set<UInt32> {
         let prefix = index.scoped(AttributeKey.prefix(name: name, type: type))
         var result = Set<UInt32>()
-        reads += 1
+        try spend()
         var entry = try prefix.withUnsafeBytes { try values.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.count == prefix.count + 12, e.key.starts(with: prefix) {
             let v = AttributeKey.number(fromOrderable: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
@@ -115,7 +156,7 @@ struct QueryEvaluator {
                     if within?.contains(id) ?? true { result.insert(id) }
                 }
             }
-            reads += 1
+            try spend()
             entry = try values.nextBytes()
         }
         return result
@@ -132,7 +173,7 @@ struct QueryEvaluator {
         let nameBytes = Array(name.utf8)
         let content = index.namedContentSource(in: contentTxn)
         for id in scope.sorted() {
-            reads += 1
+            try spend(QueryLimits.documentWork)
             let match = try index.withDocumentRecord(id, in: txn) { bytes in
                 let (header, values) = try DocumentRecord.values(named: name, nameBytes, in: bytes, content: content)
                 return QueryEvaluator.matches(header, name, values, pattern)
@@ -167,9 +208,9 @@ struct QueryEvaluator {
             var key = AttributeKey.prefix(name: name, stringPrefix: lits[0])
             let whole = lits.count == 1 && key.count - AttributeKey.prefix(name: name, type: "s").count < AttributeKey.maximumStringBytes
             if whole { key.append(0) }
-            result = try valueRange(key)
+            result = try valueRange(key, expanding: !whole)
         } else {
-            result = try valueRange(AttributeKey.prefix(name: name, type: "s"))
+            result = try valueRange(AttributeKey.prefix(name: name, type: "s"), expanding: true)
         }
         if name == "uniqueIdentifier" { result.formUnion(try identifierMatches(pattern)) }
         // Built-in names that are never text fields.
@@ -240,7 +281,7 @@ struct QueryEvaluator {
         for source in sources {
             let cursor = source.isTier ? postings : blocks
             let key = source.prefix + term
-            reads += 1
+            try spend()
             /// The documents of one postings value of `block` that have the field.
             func add(_ value: UnsafeRawBufferPointer, block: UInt32) throws {
                 var r = ByteReader(value)
@@ -267,7 +308,8 @@ struct QueryEvaluator {
                 while let e = entry, Searcher.hasPrefix(e.term, term), prefix || e.term.count == term.count {
                     try add(e.value, block: source.block)
                     if !prefix { break }
-                    reads += 1
+                    try expand()
+                    try spend()
                     entry = try runs.next()
                 }
                 continue
@@ -282,7 +324,8 @@ struct QueryEvaluator {
                     }
                 }
                 if !prefix { break }
-                reads += 1
+                try expand()
+                try spend()
                 entry = try cursor.nextBytes()
             }
         }
@@ -295,14 +338,14 @@ struct QueryEvaluator {
         var result = Set<UInt32>()
         let cursor = try index.masks.cursor(in: txn)
         let space = index.spacePrefix
-        reads += 1
+        try spend()
         var entry = try SpaceKey(space: index.spaceId, 0).withEncodedBytes { try cursor.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.starts(with: space) {
             let block = BigEndian.load(UInt32.self, from: e.key, at: SpaceKey.spaceByteCount)
             for (offset, mask) in e.value.enumerated() where mask & field.bit != 0 {
                 result.insert(block << TextIndex.blockShift | UInt32(offset))
             }
-            reads += 1
+            try spend()
             entry = try cursor.nextBytes()
         }
         return result
@@ -319,7 +362,7 @@ struct QueryEvaluator {
         var result = Set<UInt32>()
         let seekPrefix = QueryEvaluator.identifierSeekPrefix(pattern)
         let walk = try index.idPages.walker(prefix: index.spacePrefix, in: txn)
-        reads += 1
+        try spend()
         var more = try walk.first()
         while more {
             let key = walk.key
@@ -334,14 +377,14 @@ struct QueryEvaluator {
                 } else {
                     target[nul] = 1
                 }
-                reads += 1
+                try spend()
                 more = try walk.seek(atOrAfter: target)
                 continue
             }
             if pattern.matches(String(decoding: identifier, as: UTF8.self)) {
                 result.insert(try TextIndex.decodeDocumentId(walk.value))
             }
-            reads += 1
+            try spend()
             more = try walk.next()
         }
         return result
@@ -368,14 +411,17 @@ struct QueryEvaluator {
 
     /// Document ids of the space's attribute-index keys that start with
     /// `prefix` (an attribute key without the space id).
-    mutating func valueRange(_ prefix: [UInt8]) throws -> Set<UInt32> {
+    /// `expanding`: the range is a wildcard's or a prefix's (each value it
+    /// reaches counts toward ``QueryLimits/expansions``), not one value's.
+    mutating func valueRange(_ prefix: [UInt8], expanding: Bool = false) throws -> Set<UInt32> {
         var result = Set<UInt32>()
         let prefix = index.scoped(prefix)
-        reads += 1
+        try spend()
         var entry = try prefix.withUnsafeBytes { try values.seekBytes(atOrAfter: $0) }
         while let e = entry, e.key.starts(with: prefix) {
             try AttributeBlock.forEachDocument(key: e.key, value: e.value) { result.insert($0) }
-            reads += 1
+            if expanding { try expand() }
+            try spend()
             entry = try values.nextBytes()
         }
         return result
@@ -402,11 +448,11 @@ struct QueryEvaluator {
         if let universe { return universe }
         var result = Set<UInt32>()
         let walk = try index.idPages.walker(prefix: index.spacePrefix, in: txn)
-        reads += 1
+        try spend()
         var more = try walk.first()
         while more {
             result.insert(try TextIndex.decodeDocumentId(walk.value))
-            reads += 1
+            try spend()
             more = try walk.next()
         }
         universe = result

@@ -236,7 +236,7 @@ public struct QueryParser {
             guard peek() == "\"" else { throw error("expected a quoted ISO-8601 date") }
             let text = try parseString().joined(separator: "*")
             guard let date = ISO8601Time.date(from: text) else {
-                throw QueryError(column: stringColumn + 1, message: "\"\(text)\" is not an ISO-8601 date such as 2026-11-22T10:00:00Z")
+                throw QueryError(column: stringColumn + 1, message: "\"\(text)\" is not an ISO-8601 date from \(ISO8601Time.range), such as 2026-11-22T10:00:00Z")
             }
             guard consume(")") else { throw error("expected \")\"") }
             return date

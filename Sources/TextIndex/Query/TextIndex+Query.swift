@@ -18,29 +18,38 @@ extension TextIndex {
     /// ``namedContentReader``) read documents' content in, when it lives in
     /// another environment than the index (a store's log beside its index);
     /// by default `txn`.
-    public func query(_ text: String, now: Date, in txn: ReadTransaction, contentIn: ReadTransaction? = nil) throws -> [SearchHit] {
+    ///
+    /// Its cost is bounded (`limits`, ``QueryLimits``): too many
+    /// comparisons, wildcards that reach too many terms, too much work or a
+    /// deadline passed throw ``QueryLimitError``.
+    public func query(_ text: String, now: Date, limits: QueryLimits = QueryLimits(), in txn: ReadTransaction,
+                      contentIn: ReadTransaction? = nil) throws -> [SearchHit] {
         var cost = ReadCost()
-        return try query(text, now: now, cost: &cost, in: txn, contentIn: contentIn)
+        return try query(text, now: now, limits: limits, cost: &cost, in: txn, contentIn: contentIn)
     }
 
     /// ``query(_:now:in:contentIn:)``, adding to `cost` the LMDB lookups it made.
-    public func query(_ text: String, now: Date, cost: inout ReadCost, in txn: ReadTransaction,
+    public func query(_ text: String, now: Date, limits: QueryLimits = QueryLimits(), cost: inout ReadCost, in txn: ReadTransaction,
                       contentIn: ReadTransaction? = nil) throws -> [SearchHit] {
         let expression = try QueryParser.parse(text, now: now, attributes: queryAttributes)
-        return try query(expression, now: now, cost: &cost, in: txn, contentIn: contentIn)
+        return try query(expression, now: now, limits: limits, cost: &cost, in: txn, contentIn: contentIn)
     }
 
     /// The documents matching a parsed query; see ``query(_:now:in:contentIn:)``.
-    public func query(_ expression: QueryExpression, now: Date, in txn: ReadTransaction,
+    public func query(_ expression: QueryExpression, now: Date, limits: QueryLimits = QueryLimits(), in txn: ReadTransaction,
                       contentIn: ReadTransaction? = nil) throws -> [SearchHit] {
         var cost = ReadCost()
-        return try query(expression, now: now, cost: &cost, in: txn, contentIn: contentIn)
+        return try query(expression, now: now, limits: limits, cost: &cost, in: txn, contentIn: contentIn)
     }
 
     /// ``query(_:now:in:contentIn:)`` of a parsed query, adding to `cost` the LMDB lookups it made.
-    public func query(_ expression: QueryExpression, now: Date, cost: inout ReadCost,
+    public func query(_ expression: QueryExpression, now: Date, limits: QueryLimits = QueryLimits(), cost: inout ReadCost,
                       in txn: ReadTransaction, contentIn: ReadTransaction? = nil) throws -> [SearchHit] {
-        var evaluator = try QueryEvaluator(index: self, txn: txn, contentTxn: contentIn)
+        let comparisons = expression.comparisonCount
+        guard comparisons <= limits.comparisons else {
+            throw QueryLimitError(limit: .comparisons, reached: "\(comparisons)", allowed: "\(limits.comparisons)")
+        }
+        var evaluator = try QueryEvaluator(index: self, txn: txn, contentTxn: contentIn, limits: limits)
         let ids = try evaluator.evaluate(expression, within: nil)
         var reads = evaluator.reads
         defer { cost.keys += reads }

@@ -13,6 +13,9 @@ struct ApplyCommand: Subcommand {
             the other lines are applied. Lines from beginIndexBatch to endIndexBatch stand or fall
             together. Lines are committed in transactions of --transaction-size lines.
             Exits 1 when any line was rejected. Creates the store when it is missing.
+            A writer stopped mid-stream (its lock file replaced, a full disk, the index unreadable) still prints
+            its summary: "committedThrough" is the last line of its last committed transaction (lines after it
+            that are not among the rejected ones were not written), "error" why it stopped.
 
             Examples:
               eventlog apply operations.jsonl
@@ -37,7 +40,7 @@ struct ApplyCommand: Subcommand {
                                + "while one commits; 0: each waits for its commit. The result is the same.", valueName: "n"))
     var pipeline = 2
 
-    @Flag(help: "Print the summary as JSON: {\"applied\",\"rejected\",\"droppedUpdates\",\"events\",\"head\",\"errors\"}.")
+    @Flag(help: "Print the summary as JSON: {\"applied\",\"rejected\",\"droppedUpdates\",\"events\",\"committedThrough\",\"head\",\"errors\",\"error\"}.")
     var json = false
 
     /// Rejections kept for the JSON summary; past this many only the count
@@ -65,36 +68,50 @@ struct ApplyCommand: Subcommand {
         }
         let progress = Progress()
         var number = 0
-        while let line = try reader.next() {
-            number += 1
-            switch line {
-            case .bytes(let bytes): try applier.add(lineNumber: number, bytes: bytes)
-            case .tooLong(let length):
-                applier.rejectLine(number, message: "the line is \(length) bytes, longer than the limit of \(LineReader.maxLineBytes) bytes "
-                    + "(16 MiB); it was skipped unread. Split the operation into several lines")
+        // A writer that refuses mid-stream (its lock file replaced, a full disk) still says what it
+        // committed, so that its caller knows which lines to send again.
+        var failure: (any Error)?
+        do {
+            while let line = try reader.next() {
+                number += 1
+                switch line {
+                case .bytes(let bytes): try applier.add(lineNumber: number, bytes: bytes)
+                case .tooLong(let length):
+                    applier.rejectLine(number, message: "the line is \(length) bytes, longer than the limit of \(LineReader.maxLineBytes) bytes "
+                        + "(16 MiB); it was skipped unread. Split the operation into several lines")
+                }
+                progress.update("line \(number), \(applier.summary.applied) applied, \(applier.summary.rejected) rejected, \(progress.rate(UInt64(number))) lines")
             }
-            progress.update("line \(number), \(applier.summary.applied) applied, \(applier.summary.rejected) rejected, \(progress.rate(UInt64(number))) lines")
+            try applier.finish()
+        } catch {
+            failure = error
         }
-        try applier.finish()
         progress.finish()
-        try StoreLocation.waitUntilSearchable(store)
+        if failure == nil {
+            do { try StoreLocation.waitUntilSearchable(store) } catch { failure = error }
+        }
         let summary = applier.summary
-        let head = try store.head()
+        let head = (try? store.head()).map(String.init) ?? "unknown"
         if json {
-            Output.json(.object([
+            var members: [String: JSONValue] = [
                 "applied": .integer(Int64(summary.applied)),
                 "rejected": .integer(Int64(summary.rejected)),
                 "droppedUpdates": .integer(Int64(summary.droppedUpdates)),
                 "events": .integer(Int64(summary.events)),
-                "head": .integer(Int64(head)),
+                "committedThrough": .integer(Int64(summary.committedThrough)),
                 // Decoding failures are found as lines are read, rule failures
                 // when their group commits: in line order for the reader.
                 "errors": .array(errors.sorted { lineNumber($0) < lineNumber($1) }),
-            ]))
+            ]
+            if let head = try? store.head() { members["head"] = .integer(Int64(head)) }
+            if let failure { members["error"] = .string("\(failure)") }
+            Output.json(.object(members))
         } else {
             Output.line("applied \(summary.applied), rejected \(summary.rejected), dropped updates \(summary.droppedUpdates); "
-                + "\(summary.events) events appended in \(summary.transactions) transactions; head at \(head)")
+                + "\(summary.events) events appended in \(summary.transactions) transactions; head at \(head)"
+                + (failure == nil ? "" : "; stopped: lines after \(summary.committedThrough) that were not rejected were not written"))
         }
+        if let failure { throw failure }
         if summary.rejected > 0 { throw ExitCode.failure }
     }
 

@@ -55,7 +55,7 @@ struct BenchSettingCommand: Subcommand {
     var alternateRaw = false
 
     func execute() throws {
-        let dataFile = URL(fileURLWithPath: store).appendingPathComponent("data.mdb").path
+        let dataFile = (store as NSString).appendingPathComponent("data.mdb")
         guard !FileManager.default.fileExists(atPath: dataFile) else {
             throw CLIError("--store \(store) already holds a store; a setting indexes into a fresh one")
         }

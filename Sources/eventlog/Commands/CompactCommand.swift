@@ -15,7 +15,10 @@ struct CompactCommand: Subcommand {
             service, a follower, other eventlog commands): otherwise it is refused, and while it runs,
             opening the store is refused. It needs free disk space for the copy (about the data in use).
             Also removes what killed processes left: a compaction's copy, rebuild scratch environments,
-            partial snapshots. Then the same for the index environment's file (index/data.mdb).
+            partial snapshots, and any snapshot from before a forget that a process killed mid-way left behind.
+            Then the same for the index environment's file (index/data.mdb); an index that has not applied
+            every forget (its indexer cut off) is first brought past them, or compact refuses, saying why:
+            no byte of a forgotten user is left in either file.
             JSON: {"store","head","bytesBefore","bytesAfter","bytesZeroed","removed":[NAME],"seconds",
                    "index":{"bytesBefore","bytesAfter","bytesZeroed"}} ("index" omitted when the store has none;
             bytesZeroed: stale bytes LMDB's copy carries in overflow pages' tails and pages' free space, zeroed before the swap).

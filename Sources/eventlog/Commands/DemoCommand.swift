@@ -124,7 +124,7 @@ struct DemoCommand: Subcommand {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("eventlog-demo-\(UUID().uuidString.prefix(8))")
             return dir.path
         }
-        let dataFile = URL(fileURLWithPath: store).appendingPathComponent("data.mdb").path
+        let dataFile = (store as NSString).appendingPathComponent("data.mdb")
         if FileManager.default.fileExists(atPath: dataFile) {
             throw CLIError("--store \(store) already holds a store; the demo needs a fresh directory")
         }

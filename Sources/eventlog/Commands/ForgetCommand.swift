@@ -49,7 +49,9 @@ struct ForgetCommand: Subcommand {
         progress.update("forgetting \(user): one transaction…")
         let result = try store.forgetUser(user, at: time)
         progress.finish()
-        try StoreLocation.waitUntilSearchable(store)
+        // Committed: said even when the index then cannot follow (its caller must not forget again blindly).
+        var indexFailure: (any Error)?
+        do { try StoreLocation.waitUntilSearchable(store) } catch { indexFailure = error }
         let head = try store.head()
         if json {
             var members: [String: JSONValue] = [
@@ -59,6 +61,7 @@ struct ForgetCommand: Subcommand {
                 "head": .integer(Int64(head)),
             ]
             if let position = result.positions?.lowerBound { members["position"] = .integer(Int64(position)) }
+            if let indexFailure { members["error"] = .string("\(indexFailure)") }
             Output.json(.object(members))
         } else if let position = result.positions?.lowerBound {
             let snapshots = result.removedSnapshots.isEmpty ? "no snapshot removed"
@@ -70,5 +73,6 @@ struct ForgetCommand: Subcommand {
             Output.line("\(user) has no events in the store (never seen, or already forgotten with nothing since): "
                 + "nothing to forget, 0 events redacted, nothing written; head at \(head)")
         }
+        if let indexFailure { throw indexFailure }
     }
 }

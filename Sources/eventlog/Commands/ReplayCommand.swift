@@ -53,6 +53,7 @@ struct ReplayCommand: Subcommand {
             throw ValidationError("--read-ahead is \(readAhead) MiB; it must be 0 (one thread) to 4096")
         }
         if (to == nil) != (into == nil) { throw ValidationError("--to and --into go together") }
+        if into == "" { throw ValidationError("--into is empty; give the directory of the new store") }
         if verify && to != nil { throw ValidationError("--verify compares the live views; it does not take --to") }
     }
 
@@ -91,7 +92,7 @@ struct ReplayCommand: Subcommand {
         }
         let report: ReplayReport
         if let to, let into {
-            let dataFile = URL(fileURLWithPath: into).appendingPathComponent("data.mdb").path
+            let dataFile = (into as NSString).appendingPathComponent("data.mdb")
             guard !FileManager.default.fileExists(atPath: dataFile) else {
                 throw CLIError("--into \(into) already holds a store; time travel builds a new one")
             }

@@ -5,10 +5,13 @@ import EventLog
 struct SnapshotCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "snapshot",
-        abstract: "Create, list or delete snapshots of the views.",
+        abstract: "Create, list or delete snapshots of the views and of the index.",
         discussion: """
-            A snapshot holds every projection's state at one position, their versions and a digest;
-            it is taken from a read transaction without stopping writers. Files: <store>/snapshots/.
+            A snapshot holds every projection's state at one position, the link of the log's record there
+            (the history it was built from), their versions and a digest; it is taken from a read transaction
+            without stopping writers. `create` writes one of the views and one of the index (as of the position
+            the index applied through). `list` shows both kinds, each with its digest and its history: a rebuild
+            uses only those this log vouches for. Files: <store>/snapshots/.
 
             Examples:
               eventlog snapshot create
@@ -18,9 +21,11 @@ struct SnapshotCommand: ParsableCommand {
         subcommands: [Create.self, List.self, Delete.self]
     )
 
-    /// `{"position","path","bytes","projections":[{"name","version"}]}` (plus `valid` from `list`).
-    static func json(_ snapshot: SnapshotInfo, valid: Bool? = nil) -> JSONValue {
+    /// `{"kind","position","link","path","bytes","projections":[{"name","version"}]}` (plus
+    /// `valid` and `history` from `list` and `verify`).
+    static func json(_ snapshot: SnapshotInfo, valid: Bool? = nil, history: DerivedHistory? = nil) -> JSONValue {
         var members: [String: JSONValue] = [
+            "kind": .string(snapshot.kind == .index ? "index" : "views"),
             "position": .integer(Int64(snapshot.position)),
             "path": .string(snapshot.path),
             "bytes": .integer(Int64(snapshot.bytes)),
@@ -28,8 +33,19 @@ struct SnapshotCommand: ParsableCommand {
                 .object(["name": .string($0.name), "version": .integer(Int64($0.version))])
             }),
         ]
+        if let link = snapshot.link { members["link"] = .string("\(link)") }
         if let valid { members["valid"] = .bool(valid) }
+        if let history { members["history"] = VerifyCommand.json(history) }
         return .object(members)
+    }
+
+    /// Every snapshot of `store`, the views' and the index's, by position
+    /// (the views' first at one position), each with its digest checked and
+    /// its history (whether this log vouches for it).
+    static func checked(_ store: EventStore<ActivityViews>) throws -> [(snapshot: SnapshotInfo, valid: Bool, history: DerivedHistory)] {
+        let all = (try store.snapshots(of: .views) + store.snapshots(of: .index))
+            .sorted { ($0.position, $0.kind == .index ? 1 : 0) < ($1.position, $1.kind == .index ? 1 : 0) }
+        return try all.map { ($0, store.verifySnapshot($0), try store.history(of: $0)) }
     }
 
     struct Create: Subcommand {
@@ -53,7 +69,8 @@ struct SnapshotCommand: ParsableCommand {
 
     struct List: Subcommand {
         static let configuration = CommandConfiguration(
-            commandName: "list", abstract: "The snapshots, oldest first, each with its digest checked.")
+            commandName: "list", abstract: "The snapshots of the views and of the index, oldest first, each with its digest and history checked.",
+            discussion: "JSON: [{\"kind\",\"position\",\"link\",\"path\",\"bytes\",\"projections\",\"valid\",\"history\"}].")
 
         @OptionGroup var location: StoreLocation
 
@@ -62,13 +79,13 @@ struct SnapshotCommand: ParsableCommand {
 
         func execute() throws {
             let store = try location.openForReading()
-            let snapshots = try store.eventStore.snapshots()
-            let checked = snapshots.map { ($0, store.eventStore.verifySnapshot($0)) }
+            let checked = try SnapshotCommand.checked(store.eventStore)
             if json {
-                Output.jsonArray(checked.map { SnapshotCommand.json($0.0, valid: $0.1) })
+                Output.jsonArray(checked.map { SnapshotCommand.json($0.snapshot, valid: $0.valid, history: $0.history) })
             } else {
-                Output.table(["POSITION", "BYTES", "DIGEST", "PROJECTIONS"], checked.map { snapshot, valid in
-                    [String(snapshot.position), String(snapshot.bytes), valid ? "ok" : "DAMAGED",
+                Output.table(["POSITION", "KIND", "BYTES", "DIGEST", "HISTORY", "PROJECTIONS"], checked.map { snapshot, valid, history in
+                    [String(snapshot.position), snapshot.kind == .index ? "index" : "views", String(snapshot.bytes), valid ? "ok" : "DAMAGED",
+                     history.isThisLog ? "this log's" : history.name,
                      snapshot.projections.map { "\($0.name) v\($0.version)" }.joined(separator: ", ")]
                 })
             }
@@ -83,12 +100,18 @@ struct SnapshotCommand: ParsableCommand {
         @Argument(help: "The snapshot's position.")
         var position: UInt64
 
+        @Flag(help: "Delete the index's snapshot at that position (default: the views').")
+        var index = false
+
         func execute() throws {
-            let store = try location.openExisting()
-            guard try store.eventStore.deleteSnapshot(at: position) else {
-                throw CLIError("snapshot delete: no snapshot at position \(position); `eventlog snapshot list` shows them")
+            // Only the file goes: a read-only open, so that a store whose writers refuse it
+            // (a snapshot ahead of the log) can be rid of the snapshot.
+            let store = try location.openForReading()
+            let kind = index ? "index snapshot" : "snapshot"
+            guard try store.eventStore.deleteSnapshot(at: position, index ? .index : .views) else {
+                throw CLIError("snapshot delete: no \(kind) at position \(position); `eventlog snapshot list` shows them")
             }
-            Output.line("deleted the snapshot at position \(position)")
+            Output.line("deleted the \(kind) at position \(position)")
         }
     }
 }

@@ -1,6 +1,7 @@
 import ActivityDomain
 import ArgumentParser
 import EventLog
+import Foundation
 import LMDB
 
 struct StatsCommand: Subcommand {
@@ -11,17 +12,21 @@ struct StatsCommand: Subcommand {
             Counting events by type walks the whole log (short read transactions, beside writers).
             A view is behind when it has not applied the whole log, or was built by another projection
             version; `eventlog replay` rebuilds it. Reader slots are "none" when the store is read without
-            its lock file (a read-only directory).
+            its lock file (a read-only directory). "oldest" is the oldest read transaction of another process
+            and its age in transactions: while it is open LMDB cannot reuse the pages it reads, so data.mdb
+            grows; from 100 transactions on, stats warns on stderr.
             The index (the keyword index, in index/) follows the log: "index" says the position it applied
             through, how many events and how many seconds (the age of the oldest event it has not applied) it
-            is behind, and its databases; an index that cannot be used (damaged, unreadable) says why ("unavailable").
+            is behind, and its databases; an index that cannot be used (damaged, unreadable, not built from this log) says
+            why ("unavailable"); "history" is the position and link it applied through and whether the log vouches for it.
             JSON: {"head","views":[{"projection","version","storedVersion","checkpoint","behind","current"}],
-                   "index":{"exists","applied","behind","secondsBehind","indexing","lastFailure","unavailable",
+                   "index":{"exists","applied","behind","secondsBehind","indexing","lastFailure","unavailable","history",
                             "projections":[{"projection","version","storedVersion","checkpoint"}],
                             "databases":[{"name","entries","bytes"}],"mapSize","mapUsed"},
                    "eventCounts":{TYPE:N},"databases":[{"name","entries","bytes"}],
-                   "mapSize","mapUsed","pageSize","readers":{"max","used","lockFile"},
-                   "follow":{"stream","streamHead","streamEpoch","lag","seenAt"},"ships":[{"stream","epoch"}]};
+                   "mapSize","mapUsed","pageSize","readers":{"max","used","lockFile","oldest":{"pid","transaction","age"}},
+                   "follow":{"stream","streamHead","streamEpoch","lag","seenAt"},"ships":[{"stream","epoch"}],
+                   "snapshots":[{"kind","position","link","path","bytes","projections","history"}]};
             "follow" (a follower's lag: the stream's head when it last looked, less its own head) and
             "ships" (the streams this store ships to as their leader) are omitted when empty.
 
@@ -35,8 +40,15 @@ struct StatsCommand: Subcommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    /// A read transaction this many transactions old (or older) is warned of.
+    static let oldReaderWarning = 100
+
     func execute() throws {
         let report = try StoreReport(try location.openForReading())
+        if let oldest = report.oldest, let age = report.oldestAge, age >= Self.oldReaderWarning {
+            Output.error("eventlog stats: warning: process \(oldest.pid) has held a read transaction for \(age) transactions: "
+                + "LMDB cannot reuse the pages it reads, so data.mdb grows with every commit until it ends it")
+        }
         if json {
             Output.json(report.json)
         } else {
@@ -57,11 +69,16 @@ private struct StoreReport {
     let counts: [Name: Int]
     let info: EnvironmentInfo
     let readsWithoutLock: Bool
+    /// The oldest read transaction of another process, and how many commits it holds back.
+    let oldest: ReaderSlot?
+    let oldestAge: Int?
     let indexStatus: IndexStatus?
     let indexDatabases: [(name: String, stats: DatabaseStatistics)]
     let indexInfo: EnvironmentInfo?
     let follow: FollowState?
     let ships: [(stream: String, epoch: Int64)]
+    /// Each snapshot with its history (its header only: `verify` checks digests).
+    let snapshots: [(SnapshotInfo, DerivedHistory)]
     /// A follower's lag: the stream's head when it last looked, less its own head.
     var lag: Position? { follow.map { $0.streamHead > head ? $0.streamHead - head : 0 } }
 
@@ -78,11 +95,17 @@ private struct StoreReport {
         path = environment.path
         info = environment.info()
         readsWithoutLock = environment.readsWithoutLock
+        let oldest = try environment.readers().filter { $0.pid != getpid() }.min { $0.transaction < $1.transaction }
+        self.oldest = oldest
+        oldestAge = oldest.map { [info] in max(0, info.lastTransaction - $0.transaction) }
         indexStatus = try store.indexStatus()
         indexDatabases = try store.eventStore.index.map { index in try index.environment.read { try StoreReport.databases(in: $0) } } ?? []
         indexInfo = store.eventStore.index?.environment.info()
         follow = try store.eventStore.followState()
         ships = try store.eventStore.shippingEpochs()
+        snapshots = try (store.eventStore.snapshots(of: .views) + store.eventStore.snapshots(of: .index))
+            .sorted { ($0.position, $0.kind == .index ? 1 : 0) < ($1.position, $1.kind == .index ? 1 : 0) }
+            .map { ($0, try store.eventStore.history(of: $0)) }
     }
 
     /// Every named database of the environment `txn` reads, with its statistics.
@@ -127,8 +150,7 @@ private struct StoreReport {
             "mapSize": .integer(Int64(info.mapSize)),
             "mapUsed": .integer(Int64(info.usedBytes)),
             "pageSize": .integer(Int64(info.pageSize)),
-            "readers": .object(["max": .integer(Int64(info.maxReaders)), "used": .integer(Int64(info.readersUsed)),
-                                "lockFile": .bool(!readsWithoutLock)]),
+            "readers": readersJSON,
         ]
         if let index = indexJSON { members["index"] = index }
         if let follow, let lag {
@@ -138,10 +160,21 @@ private struct StoreReport {
                 "seenAt": .string(Output.time(follow.seenAt)),
             ])
         }
+        members["snapshots"] = .array(snapshots.map { SnapshotCommand.json($0.0, history: $0.1) })
         if !ships.isEmpty {
             members["ships"] = .array(ships.map { .object(["stream": .string($0.stream), "epoch": .integer($0.epoch)]) })
         }
         return .object(members)
+    }
+
+    var readersJSON: JSONValue {
+        var readers: [String: JSONValue] = ["max": .integer(Int64(info.maxReaders)), "used": .integer(Int64(info.readersUsed)),
+                                            "lockFile": .bool(!readsWithoutLock)]
+        if let oldest, let oldestAge {
+            readers["oldest"] = .object(["pid": .integer(Int64(oldest.pid)), "transaction": .integer(Int64(oldest.transaction)),
+                                         "age": .integer(Int64(oldestAge))])
+        }
+        return .object(readers)
     }
 
     /// The index's part: its status, projections, databases and map; nil for a store without one.
@@ -165,6 +198,7 @@ private struct StoreReport {
         ]
         if let failure = indexStatus.lastFailure { index["lastFailure"] = .string(failure) }
         if let unavailable = indexStatus.unavailable { index["unavailable"] = .string(unavailable) }
+        if let history = indexStatus.history { index["history"] = VerifyCommand.json(history) }
         if let indexInfo {
             index["mapSize"] = .integer(Int64(indexInfo.mapSize))
             index["mapUsed"] = .integer(Int64(indexInfo.usedBytes))
@@ -188,7 +222,8 @@ private struct StoreReport {
         if readsWithoutLock {
             Output.line("readers    none: read without the lock file (read-only directory), consistent only while nothing writes")
         } else {
-            Output.line("readers    \(info.readersUsed) of \(info.maxReaders) slots in use")
+            Output.line("readers    \(info.readersUsed) of \(info.maxReaders) slots in use"
+                + (oldest.map { "; the oldest read transaction (process \($0.pid)) is \(oldestAge ?? 0) transactions old" } ?? ""))
         }
         if let follow, let lag {
             Output.line("follows    \(follow.stream): \(lag) records behind (stream head \(follow.streamHead) at epoch \(follow.streamEpoch), seen \(Output.time(follow.seenAt)))")
@@ -197,8 +232,10 @@ private struct StoreReport {
         Output.line("views      \(status.isCurrent ? "current" : "BEHIND: \(status)")")
         if let indexStatus {
             Output.line("index      \(indexStatus)")
+            if let history = indexStatus.history { Output.line("index from \(history)") }
             if let indexInfo { Output.line("index map  \(bytes(indexInfo.usedBytes)) used of \(bytes(indexInfo.mapSize))") }
         }
+        for (snapshot, history) in snapshots { Output.line("snapshot   \(snapshot.kind == .index ? "index" : "views") from \(history)") }
         Output.line("")
         Output.table(["VIEW", "VERSION", "BUILT BY", "APPLIED THROUGH", "BEHIND"], status.projections.map {
             [$0.name, String($0.version), $0.storedVersion.map(String.init) ?? "-", String($0.checkpoint),

@@ -34,6 +34,9 @@ final class OperationApplier {
         var droppedUpdates = 0
         var events: UInt64 = 0
         var transactions = 0
+        /// The last line of the last committed transaction: lines after it
+        /// that are not among the rejected ones were not written.
+        var committedThrough = 0
     }
 
     private struct Line {
@@ -197,7 +200,7 @@ final class OperationApplier {
         let (units, ticket) = inFlight.removeFirst()
         do {
             let results = try ticket.wait().value ?? []
-            count(results, lines: units.reduce(0) { $0 + $1.count })
+            count(results, lines: units.reduce(0) { $0 + $1.count }, through: units.last?.last?.number)
         } catch {
             var failed = [units]
             for later in inFlight {
@@ -211,9 +214,10 @@ final class OperationApplier {
         }
     }
 
-    private func count(_ results: [CommandResult], lines: Int) {
+    private func count(_ results: [CommandResult], lines: Int, through last: Int?) {
         summary.applied += lines
         summary.transactions += 1
+        if let last { summary.committedThrough = max(summary.committedThrough, last) }
         for result in results {
             summary.events += result.positions.map { UInt64($0.count) } ?? 0
             summary.droppedUpdates += result.droppedUpdates.count
@@ -233,7 +237,7 @@ final class OperationApplier {
                     earlier = nil
                     throw error
                 }
-                count(try store.write(lines.map(\.timed)), lines: lines.count)
+                count(try store.write(lines.map(\.timed)), lines: lines.count, through: lines.last?.number)
                 return
             } catch var error as ActivityError {
                 // write names the command only when it ran more than one.

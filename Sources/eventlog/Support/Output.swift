@@ -55,7 +55,7 @@ enum Output {
 func parseTime(_ text: String?, option: String) throws -> Date {
     guard let text else { return Date() }
     guard let date = ISO8601Time.date(from: text) else {
-        throw CLIError("\(option): \"\(text)\" is not an ISO-8601 time; allowed: e.g. 2026-11-22T10:00:00Z")
+        throw CLIError("\(option): \"\(text)\" is not an ISO-8601 time; allowed: from \(ISO8601Time.range), e.g. 2026-11-22T10:00:00Z")
     }
     return date
 }

@@ -15,6 +15,13 @@ struct StoreLocation: ParsableArguments {
         discussion: "Read commands only. Without it, a read of views that lag the log fails and says how far behind they are; with it, they answer as of the position they applied through, and a warning on stderr says so. Views built by another projection version are refused either way: `eventlog replay` rebuilds them."))
     var allowLaggingViews = false
 
+    /// `--store ""` names no directory (it would be the working directory): a usage error.
+    func validate() throws {
+        if store == "" {
+            throw ValidationError("--store is empty; give the store's directory (or leave --store out: $EVENTLOG_STORE, else ./eventlog-data)")
+        }
+    }
+
     /// The directory the command works on.
     var path: String {
         if let store { return store }

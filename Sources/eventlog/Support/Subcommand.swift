@@ -13,6 +13,7 @@ protocol Subcommand: ParsableCommand {
 extension Subcommand {
     func run() throws {
         do {
+            try Self.refuseRepeatedOptions(self)
             try execute()
         } catch let exit as ExitCode {
             throw exit
@@ -23,6 +24,19 @@ extension Subcommand {
         } catch {
             Output.error("eventlog \(Self.configuration.commandName ?? ""): \(error)")
             throw ExitCode.failure
+        }
+    }
+}
+
+extension ParsableCommand {
+    /// A repeated single-valued option (``RepeatedOptions``): a usage error
+    /// (exit 64), said before anything runs.
+    static func refuseRepeatedOptions(_ command: Any) throws {
+        do {
+            try RepeatedOptions.check(command, arguments: RawArguments.current.dropFirst().map { String(decoding: $0, as: UTF8.self) })
+        } catch let error as CLIError {
+            Output.error("eventlog \(configuration.commandName ?? ""): \(error)")
+            throw ExitCode.validationFailure
         }
     }
 }
@@ -41,6 +55,7 @@ protocol AsyncSubcommand: AsyncParsableCommand {
 extension AsyncSubcommand {
     func run() async throws {
         do {
+            try Self.refuseRepeatedOptions(self)
             try await execute()
         } catch let exit as ExitCode {
             throw exit

@@ -13,7 +13,8 @@ import TextIndex
 /// `activityInvalidated` and `mismatchedClientState`, 410 for
 /// `userForgotten`; a store that is closed or busy, or a wait for a
 /// position that timed out, is 503; a head that moved is 409; a malformed
-/// query or body is 400; anything else is 500.
+/// query or body is 400, and so is a query past its limits (503 past its
+/// deadline); anything else is 500.
 public struct ServiceError: Error, HTTPResponseError {
     public var status: HTTPResponse.Status
     /// The body's `error` object.
@@ -41,6 +42,10 @@ public struct ServiceError: Error, HTTPResponseError {
             self.init(Self.status(of: error.code), code: error.code.rawValue, message: error.description)
         case let error as QueryError:
             self.init(.badRequest, code: "malformedQuery", message: "\(error)")
+        case let error as QueryLimitError:
+            // Past its deadline: the service is short of time; past another bound: narrow the query.
+            self.init(error.limit == .timeout ? .serviceUnavailable : .badRequest,
+                      code: error.limit == .timeout ? "queryTimedOut" : "queryTooCostly", message: error.description)
         case let error as JSONParseError:
             self.init(.badRequest, code: "malformedJSON", message: error.description)
         case let error as DecodingError:
