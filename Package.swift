@@ -12,6 +12,15 @@
 //   LogShipping      the log shipped to PostgreSQL: shipper, follower, restore
 //                    (EventLog plus PostgresNIO; knows nothing of activities)
 //   eventlog         the command-line tool
+//
+// Beside them, for `eventlog bench` and Benchmarks/: IndexingWorkload (the
+// indexing workload and its measured run) and TestSupport (the seeded
+// generator it draws items from, and temporary directories, which the tests
+// share too). The test harness (the synthetic workload and its process tool,
+// the fuzz targets) is a package of its own in Tools/, as the benchmarks
+// are in Benchmarks/ and the example service in Examples/ActivityService:
+// a user's build of a product, or a plain `swift build` here, compiles none
+// of it.
 import PackageDescription
 
 // Swift 6 language mode (strict concurrency) everywhere; `.ci/run` fails on
@@ -30,9 +39,9 @@ let package = Package(
         .library(name: "ActivityDomain", targets: ["ActivityDomain"]),
         .library(name: "LogShipping", targets: ["LogShipping"]),
         .executable(name: "eventlog", targets: ["eventlog"]),
-        // For Benchmarks/ (its own package): the synthetic engine workload.
-        .library(name: "SyntheticWorkload", targets: ["SyntheticWorkload"]),
+        // For Benchmarks/ and Tools/ (packages of their own).
         .library(name: "IndexingWorkload", targets: ["IndexingWorkload"]),
+        .library(name: "TestSupport", targets: ["TestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -127,43 +136,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // A synthetic workload (events and projections) for the engine's
-        // tests and benchmarks, and a tool that runs it in a separate process:
-        // crash and multi-process tests, the raw append benchmark.
-        .target(
-            name: "SyntheticWorkload",
-            dependencies: ["EventLog", "LMDB"],
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "SyntheticAppender",
-            dependencies: [
-                "EventLog",
-                "LMDB",
-                "SyntheticWorkload",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            swiftSettings: strict
-        ),
-        // Fuzz targets over the product's inputs (operations, queries, records,
-        // snapshots, payloads), callable from libFuzzer (`eventlog-fuzz`, built
-        // by Scripts/fuzz.sh with -sanitize=fuzzer) and from the tests, which
-        // replay the committed corpora.
-        .target(
-            name: "FuzzTargets",
-            dependencies: [
-                "ActivityDomain", "EventLog", "TextIndex", "LMDB",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strict
-        ),
-        .executableTarget(name: "eventlog-fuzz", dependencies: ["FuzzTargets"], swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "CLMDB"], swiftSettings: strict),
         .testTarget(
             name: "EventLogTests",
             dependencies: [
-                "EventLog", "LMDB", "CLMDB", "SyntheticWorkload", "SyntheticAppender", "TestSupport",
+                "EventLog", "LMDB", "CLMDB", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Fixtures"],
@@ -187,12 +164,6 @@ let package = Package(
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ],
             exclude: ["Fixtures"],
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "FuzzCorpusTests",
-            dependencies: ["FuzzTargets"],
-            exclude: ["Corpus", "Regressions"],
             swiftSettings: strict
         ),
         .testTarget(

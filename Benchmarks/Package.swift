@@ -7,7 +7,7 @@
 //   swift package benchmark baseline update main
 //   swift package benchmark thresholds check    # fails on a regression past Thresholds/
 //
-// Docs/Benchmarks.md gives the method and the latest results.
+// Docs/Benchmarks.md gives the method and the current table.
 import PackageDescription
 
 let package = Package(
@@ -15,6 +15,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "ActivityEventLog", path: ".."),
+        // The test harness's package: the synthetic engine workload.
+        .package(name: "ActivityEventLogTools", path: "../Tools"),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -23,7 +25,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "package-benchmark"),
                 .product(name: "EventLog", package: "ActivityEventLog"),
-                .product(name: "SyntheticWorkload", package: "ActivityEventLog"),
+                .product(name: "SyntheticWorkload", package: "ActivityEventLogTools"),
             ],
             path: "Benchmarks/EngineBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
@@ -42,7 +44,7 @@ let package = Package(
         ),
         // A plain executable (no package-benchmark): search latency of one
         // user space beside 300 others against the same space alone
-        // (issue 9; Docs/Benchmarks.md, "User spaces").
+        // (Docs/Benchmarks.md, "`Benchmarks/`").
         .executableTarget(
             name: "SpaceSearchBench",
             dependencies: [

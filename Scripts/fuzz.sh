@@ -3,12 +3,13 @@
 #
 #   bash Scripts/fuzz.sh [SECONDS] [TARGET...]
 #
-# Builds `eventlog-fuzz` with -sanitize=fuzzer in its own scratch path
+# Builds `eventlog-fuzz` (Tools/, the test harness's package) with
+# -sanitize=fuzzer in its own scratch path
 # (.build-fuzz, release), and `eventlog` (debug, .build: the `arguments`
 # target runs it as a child, through EVENTLOG_BINARY), then runs each target
 # (default: all six: operations query records snapshots payloads arguments)
 # for SECONDS (default 60) on
-# its corpus in Tests/FuzzCorpusTests/Corpus/TARGET (and the inputs that once
+# its corpus in Tools/Tests/FuzzCorpusTests/Corpus/TARGET (and the inputs that once
 # failed, in Regressions/TARGET), one process, new inputs in a scratch
 # directory; then merges them into the corpus, minimized (-merge=1: only
 # inputs that add coverage are kept). A crash leaves crash-* in
@@ -28,16 +29,16 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(operations query records snapshots payloads arguments)
 scratch=.build-fuzz
 
-swift build -c release --scratch-path "$scratch" --product eventlog-fuzz \
+swift build -c release --package-path Tools --scratch-path "$scratch" --product eventlog-fuzz \
   -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING
-binary=$(swift build -c release --scratch-path "$scratch" --show-bin-path)/eventlog-fuzz
+binary=$(swift build -c release --package-path Tools --scratch-path "$scratch" --show-bin-path)/eventlog-fuzz
 swift build --product eventlog
 export EVENTLOG_BINARY
 EVENTLOG_BINARY=$(swift build --show-bin-path)/eventlog
 
 for target in "${targets[@]}"; do
-  corpus=Tests/FuzzCorpusTests/Corpus/$target
-  regressions=Tests/FuzzCorpusTests/Regressions/$target
+  corpus=Tools/Tests/FuzzCorpusTests/Corpus/$target
+  regressions=Tools/Tests/FuzzCorpusTests/Regressions/$target
   grown=$scratch/grown/$target
   artifacts=$scratch/artifacts/$target
   mkdir -p "$corpus" "$regressions" "$grown" "$artifacts"

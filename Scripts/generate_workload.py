@@ -6,7 +6,7 @@ Usage:
   generate_workload.py activities N [--seed S]     # about N lifecycle events
   generate_workload.py activities N --user U --user-events K [--seed S]
                                                    # of which about K are U's, spread evenly
-                                                   # (a user to forget: Docs/Benchmarks.md)
+                                                   # (a user to forget: Benchmarks/History/2026-11-notebook.md)
   generate_workload.py corpus ITEMS.jsonl.gz [--batch B]
 
 Deterministic for a seed; every line carries "at", so a store built from the

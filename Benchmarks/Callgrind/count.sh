@@ -11,7 +11,7 @@
 # Prints the instructions of each run and the bytes each wrote (wchar).
 # `--pipeline 0`: each transaction commits before the next is handed over, so
 # the commits and what they write are the same in every run. Figures taken
-# before this option was added here (Docs/Benchmarks.md up to the note on
+# before this option was added here (Benchmarks/History/2026-11-notebook.md up to the note on
 # it) ran `apply` pipelined (`--pipeline 2`, its default): how operations
 # grouped into commits varied with the threads' timing, and so did the bytes
 # written (a few percent; once +25 % at batch 1). Each callgrind

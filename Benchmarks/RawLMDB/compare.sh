@@ -8,8 +8,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -O2 -o "$work/raw_append" "$root/Benchmarks/RawLMDB/raw_append.c" -llmdb
-swift build -c release --package-path "$root" --product SyntheticAppender >/dev/null
-engine="$root/.build/release/SyntheticAppender"
+swift build -c release --package-path "$root/Tools" --product SyntheticAppender >/dev/null
+engine="$root/Tools/.build/release/SyntheticAppender"
 printf '%-10s %6s %14s %14s %7s\n' durability batch "raw LMDB/s" "engine/s" ratio
 for durability in durable noSync; do
   for batch in 1 100 500 5000; do

@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 //
-// The service load benchmark (Docs/Benchmarks.md, "A service under load"):
+// The service load benchmark (Docs/Benchmarks.md, "How to compare with the peers"; earlier runs: Benchmarks/History/2026-11-notebook.md, "A service under load"):
 // the example service (Examples/ActivityService) against the same endpoints
 // on GRDB (SQLite in WAL mode, synchronous=FULL, FTS5), loaded with wrk.
 // Its own package, so that neither the library nor the example resolves GRDB.

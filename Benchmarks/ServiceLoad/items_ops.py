@@ -3,7 +3,7 @@
 
 15,000 indexSearchableItems of 10 items (the items mix's bodies: ids
 i{thread}-{n}-{k}, domain "notes", words of queries.txt), a random user of
-300 each, 1 ms apart; what Docs/Benchmarks.md ("The item store's layout for
+300 each, 1 ms apart; what Benchmarks/History/2026-11-notebook.md ("The item store's layout for
 many small spaces") applies 29 a transaction (the mix's writes a commit) to
 count the bytes an item of each database:
 

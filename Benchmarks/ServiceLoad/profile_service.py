@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a service's CPU goes under one of the load mixes (Docs/Benchmarks.md,
+"""Where a service's CPU goes under one of the load mixes (Benchmarks/History/2026-11-notebook.md,
 "Search under load: where a request's time goes").
 
 Starts one system of run_load.py (the example service, `ours`, or the GRDB

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The service load benchmark (Docs/Benchmarks.md, "A service under load").
+"""The service load benchmark (Docs/Benchmarks.md, "How to compare with the peers"; earlier runs: Benchmarks/History/2026-11-notebook.md, "A service under load").
 
 The example service (Examples/ActivityService, the library embedded) and
 the same endpoints on GRDB (Benchmarks/ServiceLoad, SQLite WAL,

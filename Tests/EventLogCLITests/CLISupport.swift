@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+// Running `eventlog` and other executables built beside the test bundle.
+// Also compiled into Tools/Tests/EventLogCLIProcessTests (a symbolic link to
+// this file), whose tests run `SyntheticAppender` beside `eventlog`.
+
 /// Runs the built `eventlog` as a separate process, as an operator would.
 struct CLIResult {
     var status: Int32

@@ -2,8 +2,9 @@ import Foundation
 import Testing
 
 /// `eventlog compact` killed with SIGKILL at every step, at every write and
-/// sync it makes, and at random moments; refused beside other processes, and
-/// refusing opens while it runs.
+/// sync it makes, and at random moments; refusing opens while it runs.
+/// Refused beside other processes:
+/// `Tools/Tests/EventLogCLIProcessTests/CompactionProcessTests.swift`.
 @Suite("compact, killed and refused", .serialized)
 struct CompactionCrashTests {
     /// The steps the command reports (`CompactionStep`), in order.
@@ -12,16 +13,6 @@ struct CompactionCrashTests {
     static let copyExists: Set<String> = ["copying", "copied", "synced", "checked"]
     static let copyName = "data.mdb.compacting"
     static let nextWrite = #"{"op":"indexSearchableItems","user":"bob","items":[{"uniqueIdentifier":"after-kill","attributeSet":{"title":"After"}}],"at":"2026-12-02T00:00:00Z"}"#
-
-    /// A store with freed pages to drop: three users, alice forgotten, a snapshot.
-    static func prepare(_ store: String, _ dir: TemporaryDirectory, rounds: Int) throws {
-        let lines = CompactionTests.operations(users: ["alice", "bob", "carol"], marked: "alice", rounds: rounds)
-        let apply = try CLI.run(["apply", "--store", store, try dir.file("ops-\(rounds).jsonl", lines)])
-        #expect(apply.status == 0, "\(apply.stderr)")
-        #expect(try CLI.run(["snapshot", "create", "--store", store]).status == 0)
-        let forget = try CLI.run(["apply", "--store", store, "-"], input: #"{"op":"forgetUser","user":"alice","at":"2026-12-01T00:00:00Z"}"# + "\n")
-        #expect(forget.status == 0, "\(forget.stderr)")
-    }
 
     /// What a kill must not change: the log, byte for byte as printed, and bob's reads.
     static func state(_ store: String) throws -> [String: String] {
@@ -78,7 +69,7 @@ struct CompactionCrashTests {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let base = dir.sub("base")
-        try Self.prepare(base, dir, rounds: 8)
+        try Stores.compactable(base, dir, rounds: 8)
         let baseState = try Self.state(base)
         for (index, step) in Self.steps.enumerated() {
             let label = "killed at \(step)"
@@ -102,7 +93,7 @@ struct CompactionCrashTests {
         defer { dir.remove() }
         let base = dir.sub("base/store")
         // Large enough that LMDB writes the copy in several 1 MiB buffers.
-        try Self.prepare(base, dir, rounds: 120)
+        try Stores.compactable(base, dir, rounds: 120)
         let baseState = try Self.state(base)
         let clean = dir.sub("clean/store")
         try FileManager.default.createDirectory(atPath: dir.sub("clean"), withIntermediateDirectories: true)
@@ -132,7 +123,7 @@ struct CompactionCrashTests {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let base = dir.sub("base")
-        try Self.prepare(base, dir, rounds: 120)
+        try Stores.compactable(base, dir, rounds: 120)
         let baseState = try Self.state(base)
         // How long a whole run takes here, process start to exit (no assertion on it).
         let timing = dir.sub("timing")
@@ -158,48 +149,12 @@ struct CompactionCrashTests {
         print("compact random kills: a whole run \(String(format: "%.3f", whole)) s; \(killed) of 12 killed, \(leftovers) left a copy")
     }
 
-    @Test("refused while another process has the store open (a writer, a read-only reader, another program's reader); the store is untouched; compacts once they are gone")
-    func refusedWhileOpen() throws {
-        let dir = TemporaryDirectory()
-        defer { dir.remove() }
-        let store = dir.sub("store")
-        try Self.prepare(store, dir, rounds: 4)
-        let data = (store as NSString).appendingPathComponent("data.mdb")
-        var holders: [(String, [String])] = [
-            ("a writer", [CLI.product("SyntheticAppender").path, "hold-write", "--store", store, "--seconds", "120"]),
-            ("a read-only reader", [CLI.product("SyntheticAppender").path, "hold-readers", "--store", store, "--count", "1",
-                                    "--seconds", "120", "--read-only"]),
-        ]
-        if Self.pythonHasLMDB {
-            holders.append(("Python's lmdb", ["/usr/bin/python3", "-c",
-                                              "import lmdb, sys, time; e = lmdb.open(sys.argv[1], readonly=True, max_dbs=128); print('holding', flush=True); time.sleep(120)",
-                                              store]))
-        }
-        for (who, command) in holders {
-            let before = try Data(contentsOf: URL(fileURLWithPath: data))
-            let holder = try Holder(command)
-            defer { if holder.process.isRunning { kill(holder.process.processIdentifier, SIGKILL) } }
-            #expect(holder.waitFor("holding").contains("holding"), "\(who) did not start")
-            let refused = try CLI.run(["compact", "--store", store])
-            #expect(refused.status == 1, "\(who): \(refused.status) \(refused.stdout)")
-            #expect(refused.stderr.contains("is open in another process (pid \(holder.process.processIdentifier))"), "\(who): \(refused.stderr)")
-            #expect(refused.stderr.contains("compaction needs it alone"), "\(who): \(refused.stderr)")
-            #expect(try Data(contentsOf: URL(fileURLWithPath: data)) == before, "\(who): data.mdb changed")
-            #expect(!FileManager.default.fileExists(atPath: (store as NSString).appendingPathComponent(Self.copyName)))
-            kill(holder.process.processIdentifier, SIGKILL)
-            holder.process.waitUntilExit()
-        }
-        let compact = try CLI.run(["compact", "--store", store])
-        #expect(compact.status == 0, "once they are gone: \(compact.stderr)")
-        #expect(try CLI.run(["verify", "--store", store]).status == 0)
-    }
-
     @Test("while a compaction runs, opening the store (to read or to write) is a clear error that changes nothing; the compaction then finishes")
     func opensRefusedWhileCompacting() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let store = dir.sub("store")
-        try Self.prepare(store, dir, rounds: 4)
+        try Stores.compactable(store, dir, rounds: 4)
         let before = try Self.state(store)
         // Stopped (SIGSTOP) once the copy is written, holding the store.
         let compaction = try Spawned(CLI.executable, ["compact", "--store", store, "--json"], environment: ["EVENTLOG_COMPACT_STOP_AT": "copied"])
@@ -221,7 +176,7 @@ struct CompactionCrashTests {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let store = dir.sub("store")
-        try Self.prepare(store, dir, rounds: 2)
+        try Stores.compactable(store, dir, rounds: 2)
         let compaction = try Spawned(CLI.executable, ["compact", "--store", store, "--json"], environment: ["EVENTLOG_COMPACT_STOP_AT": "copied"])
         defer { compaction.kill() }
         #expect(compaction.waitUntilStopped(), "the compaction never reached the step: \(compaction.stderr)")
@@ -264,12 +219,6 @@ struct CompactionCrashTests {
         let result = compaction.finish()
         #expect(result.status == 0 && result.signal == nil, "\(result.stderr)")
     }
-
-    static let pythonHasLMDB: Bool = {
-        let status = try? CLI.spawnAndWait("/usr/bin/python3", arguments: ["-c", "import lmdb"],
-                                           environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: "/dev/null")
-        return status == 0
-    }()
 }
 
 /// A child process with its output in files (never a full pipe), which the

@@ -222,7 +222,7 @@ struct FaultWorkload: Sendable, CustomStringConvertible {
         // of the directory after the rename leaves the new one, whole.
         FaultWorkload(name: "compact", prepare: { store, dir in
             // Long values, a transaction a line: overflow pages with stale tails, which compact zeroes (pwrite).
-            let lines = CompactionTests.operations(users: ["alice", "bob", "carol"], marked: "alice", rounds: 40, longTexts: true)
+            let lines = Stores.operations(users: ["alice", "bob", "carol"], marked: "alice", rounds: 40, longTexts: true)
             #expect(try CLI.run(["apply", "--transaction-size", "1", "--store", store, try dir.file("users.jsonl", lines)]).status == 0)
             let forget = try CLI.run(["apply", "--store", store, "-"], input: #"{"op":"forgetUser","user":"alice","at":"2026-12-01T00:00:00Z"}"# + "\n")
             #expect(forget.status == 0, "\(forget.stderr)")

@@ -41,7 +41,7 @@ struct HostileArgumentTests {
 
     @Test("a 257-byte --user is refused the same way by every command that takes one")
     func longUserEverywhere() throws {
-        let dir = try ReadCommandTests.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let store = dir.sub("store")
         let long = String(repeating: "u", count: 257)
@@ -103,7 +103,7 @@ struct HostileArgumentTests {
 
     @Test("a query 35,000 parentheses deep is an error, not a SIGSEGV, even with a 512 KiB stack; $time.iso refuses 2026-02-30")
     func deepQueryAndImpossibleDate() throws {
-        let dir = try ReadCommandTests.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let store = dir.sub("store")
         let deep = String(repeating: "(", count: 35_000) + #"title == "x""# + String(repeating: ")", count: 35_000)

@@ -4,17 +4,9 @@ import Testing
 /// Every read command on a store that got `Sample.good`, its JSON parsed.
 @Suite("read commands print the shapes of SPEC §7")
 struct ReadCommandTests {
-    /// A store with `Sample.good` applied; removed by the caller.
-    static func store() throws -> TemporaryDirectory {
-        let dir = TemporaryDirectory()
-        let run = try CLI.run(["apply", "--store", dir.sub("store"), try dir.file("good.jsonl", Sample.good)])
-        #expect(run.status == 0, "\(run.stderr)")
-        return dir
-    }
-
     @Test("current: by device, title omitted when absent; --device filters")
     func current() throws {
-        let dir = try Self.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let all = try CLI.run(["current", "--store", dir.sub("store"), "--json"]).objects()
         #expect(all.map { $0["device"] as? String } == ["laptop", "phone", "tablet"])
@@ -29,7 +21,7 @@ struct ReadCommandTests {
 
     @Test("saved: by key, keywords sorted, userInfo tagged, absent fields omitted")
     func saved() throws {
-        let dir = try Self.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let saved = try CLI.run(["saved", "--store", dir.sub("store"), "--json"]).objects()
         #expect(saved.map { $0["key"] as? String } == ["a3", "order-42"])
@@ -47,7 +39,7 @@ struct ReadCommandTests {
 
     @Test("handoff: other devices of the user only")
     func handoff() throws {
-        let dir = try Self.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let offers = try CLI.run(["handoff", "--store", dir.sub("store"), "--json", "--device", "tablet", "--now", Sample.now]).objects()
         #expect(offers.map { $0["activity"] as? String } == ["a2", "a1"], "most recently made current first")
@@ -57,7 +49,7 @@ struct ReadCommandTests {
 
     @Test("resolve: saved, removed with its position, unknown")
     func resolve() throws {
-        let dir = try Self.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let saved = try CLI.run(["resolve", "--store", dir.sub("store"), "--json", "orders/42"]).object()
         #expect(saved["status"] as? String == "saved")
@@ -76,7 +68,7 @@ struct ReadCommandTests {
 
     @Test("items: by identifier, --domain takes the domain and those below it")
     func items() throws {
-        let dir = try Self.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let items = try CLI.run(["items", "--store", dir.sub("store"), "--json"]).objects()
         #expect(items.map { $0["uniqueIdentifier"] as? String } == ["menu-latte", "order-1", "order-2"])
@@ -92,7 +84,7 @@ struct ReadCommandTests {
 
     @Test("search: by score then identifier; query: by identifier; malformed query names its column")
     func searchAndQuery() throws {
-        let dir = try Self.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let hits = try CLI.run(["search", "--store", dir.sub("store"), "--json", "--now", Sample.now, "lat"]).objects()
         #expect(Set(hits.compactMap { $0["identifier"] as? String }) == ["menu-latte", "order-42"])
@@ -114,7 +106,7 @@ struct ReadCommandTests {
 
     @Test("client-state: base64, or null for an index without one")
     func clientState() throws {
-        let dir = try Self.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let state = try CLI.run(["client-state", "--store", dir.sub("store"), "--json", "--index", "orders-indexer"]).object()
         #expect(state["index"] as? String == "orders-indexer")
@@ -127,7 +119,7 @@ struct ReadCommandTests {
 
     @Test("log --json: one decodable event a line, positions in order, --from and --limit")
     func log() throws {
-        let dir = try Self.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let run = try CLI.run(["log", "--store", dir.sub("store"), "--json"])
         #expect(run.status == 0)
@@ -151,7 +143,7 @@ struct ReadCommandTests {
 
     @Test("stats: head, counts by type, named databases, map and readers")
     func stats() throws {
-        let dir = try Self.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let stats = try CLI.run(["stats", "--store", dir.sub("store"), "--json"]).object()
         let head = try #require(stats["head"] as? Int)
@@ -170,7 +162,7 @@ struct ReadCommandTests {
 
     @Test("EVENTLOG_STORE is the default store")
     func environmentDefault() throws {
-        let dir = try Self.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let run = try CLI.run(["current", "--json"], environment: ["EVENTLOG_STORE": dir.sub("store")])
         #expect(try run.objects().count == 3)

@@ -5,7 +5,7 @@ import Testing
 struct ReplayCommandTests {
     @Test("replay --verify says equal; replay from a snapshot and --full give the same views")
     func rebuild() throws {
-        let dir = try ReadCommandTests.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let store = dir.sub("store")
         let before = try ApplyTests.views(store)
@@ -41,7 +41,7 @@ struct ReplayCommandTests {
 
     @Test("replay --read-ahead 0 rebuilds on one thread to the same views; a size out of range is refused with the allowed range")
     func readAhead() throws {
-        let dir = try ReadCommandTests.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let store = dir.sub("store")
         let before = try ApplyTests.views(store)
@@ -60,7 +60,7 @@ struct ReplayCommandTests {
 
     @Test("replay --to P --into DIR equals a store that only ever saw positions 1…P")
     func timeTravel() throws {
-        let dir = try ReadCommandTests.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let prefix = Array(Sample.good.prefix(9))
         let partial = try CLI.run(["apply", "--store", dir.sub("partial"), "--json", try dir.file("prefix.jsonl", prefix)])
@@ -75,7 +75,7 @@ struct ReplayCommandTests {
 
     @Test("verify names a damaged snapshot")
     func damagedSnapshot() throws {
-        let dir = try ReadCommandTests.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let store = dir.sub("store")
         let path = try #require(try CLI.run(["snapshot", "create", "--store", store, "--json"]).object()["path"] as? String)

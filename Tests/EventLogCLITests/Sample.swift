@@ -1,5 +1,6 @@
 /// Operations for the tests: every line has "at", so two stores fed the same
 /// good lines compare equal by their output.
+/// (Also compiled into Tools/Tests/EventLogCLIProcessTests, a symbolic link.)
 enum Sample {
     static let type = "com.example.app.viewOrder"
 

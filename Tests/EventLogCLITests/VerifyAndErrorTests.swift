@@ -5,7 +5,7 @@ import Testing
 struct VerifyAndErrorTests {
     @Test("verify: a sound store exits 0")
     func sound() throws {
-        let dir = try ReadCommandTests.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let run = try CLI.run(["verify", "--store", dir.sub("store"), "--json"])
         #expect(run.status == 0, "\(run.stderr)")
@@ -20,7 +20,7 @@ struct VerifyAndErrorTests {
     /// keeps no checksums of its own, the record's CRC-32C catches it.
     @Test("verify: a flipped byte in the log exits non-zero naming the position")
     func flippedByte() throws {
-        let dir = try ReadCommandTests.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let store = dir.sub("store")
         // A marker only this event's payload carries: the ids asked for are
@@ -76,7 +76,7 @@ struct VerifyAndErrorTests {
 
     @Test("a bad option value exits non-zero naming the option")
     func badOption() throws {
-        let dir = try ReadCommandTests.store()
+        let dir = try Stores.sample()
         defer { dir.remove() }
         let run = try CLI.run(["handoff", "--store", dir.sub("store"), "--user", "u1", "--device", "d", "--now", "yesterday"])
         #expect(run.status != 0)

@@ -1,5 +1,5 @@
-// Search latency of one user space beside many others (issue 9, "Measure and
-// note"; Docs/Benchmarks.md, "User spaces").
+// Search latency of one user space beside many others (Docs/Benchmarks.md,
+// "`Benchmarks/`"; earlier runs: Benchmarks/History/2026-11-notebook.md, "User spaces").
 //
 //   cd Benchmarks && swift build -c release --product SpaceSearchBench
 //   .build/release/SpaceSearchBench --corpus ../../shared/corpus/items.jsonl.gz \

@@ -7,12 +7,12 @@ import Logging
 /// same code as catch-up after a restart, followers (whose records arrive
 /// in the log like any append) and rebuilds.
 ///
-/// Three threads: the two preparing ones (``IndexFeed``; one on a single
+/// Three threads: two preparing ones (``IndexFeed``; one on a single
 /// core) read committed records after the index's checkpoint and prepare
 /// them (decoding, spaces, tokenizing: ``Projection/prepare(_:log:)``);
-/// this one, the applying one, writes them in transactions bounded by
-/// ``IndexTransactionLimits``, each with the checkpoint, and wakes who
-/// waits for a position (``waitForProgress(beyond:until:)``). A commit through the store wakes
+/// this one, the applying one, writes them in transactions bounded by ``IndexTransactionLimits``,
+/// each with the checkpoint, and wakes who waits for a position
+/// (``waitForProgress(beyond:until:)``). A commit through the store wakes
 /// the feed at once (``CommitSignal``); another process's, within the
 /// feed's poll interval.
 ///

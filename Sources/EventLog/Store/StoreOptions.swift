@@ -62,7 +62,7 @@ public struct StoreOptions: Sendable {
     /// the indexer. About 30 ms of indexing, so that a write is searchable
     /// within about two of the indexer's transactions (measured at batch
     /// 500 against 4 MiB: about 3× lower lag p99, within 3 % of the rate;
-    /// `Docs/Benchmarks.md`, issue 27). nil: never wait.
+    /// `Benchmarks/History/2026-11-notebook.md`). nil: never wait.
     public var indexBacklogLimit: Int? = 512 << 10
     /// The longest a write waits for the indexer's backlog (a stopped or
     /// failing indexer never holds writes up for longer).

@@ -8,7 +8,7 @@ import LMDB
 /// at once (each space appends at its own end of the tree, and a split
 /// leaves the left half for good): 93 bytes a document of used pages for a
 /// record of about 33. A page is stored in chunks that each fill one LMDB
-/// overflow page (``DocumentChunks``; `Docs/Search.md`, "Documents in pages").
+/// overflow page (``DocumentChunks``; `Docs/Search.md`, "`docs` value").
 ///
 /// ```
 /// u8      offset width w: 2, or 4 when the records pass 64 KB

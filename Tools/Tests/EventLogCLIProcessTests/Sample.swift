@@ -1,0 +1,1 @@
+../../../Tests/EventLogCLITests/Sample.swift

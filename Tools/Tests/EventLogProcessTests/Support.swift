@@ -1,0 +1,1 @@
+../../../Tests/EventLogTests/Support.swift
