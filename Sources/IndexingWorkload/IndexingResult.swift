@@ -46,6 +46,12 @@ public struct IndexingResult: Sendable, Codable, Equatable {
     public var replayEventsPerSecond: Double
     /// Items per second of that rebuild: comparable with ``itemsPerSecond``.
     public var replayItemsPerSecond: Double
+    /// CPU seconds (user and system, every thread of the process) that
+    /// rebuild used, its comparison with the live views included.
+    public var replayCPUSeconds: Double
+    /// ``replayCPUSeconds`` over ``replaySeconds``: how many cores the
+    /// rebuild kept busy on average (1.0: one core).
+    public var replayCores: Double
     /// The rebuilt views equal the live ones byte for byte.
     public var replayVerified: Bool
     /// Latency of the given queries, when there were any.

@@ -98,7 +98,9 @@ public enum IndexingRun {
         if let error = outcome.error { throw error }
         let capped = try feed.hasMore()
 
+        let cpuBefore = ProcessCPU.seconds()
         let replay = try store.eventStore.verifyViews(full: true)
+        let replayCPU = ProcessCPU.seconds() - cpuBefore
         var latency: QueryLatency?
         if !queries.isEmpty { latency = try measure(queries, on: store, users: spread) }
         let anonymousPeak = max(sampler.stop(), indexingPeak)
@@ -124,6 +126,8 @@ public enum IndexingRun {
             replaySeconds: replay.report.seconds,
             replayEventsPerSecond: Double(replay.report.eventsApplied) / replaySeconds,
             replayItemsPerSecond: Double(outcome.items) / replaySeconds,
+            replayCPUSeconds: replayCPU,
+            replayCores: replayCPU / replaySeconds,
             replayVerified: replay.isEqual,
             queries: latency)
     }

@@ -26,7 +26,7 @@ struct BenchCommandTests {
             #expect(result["capped"] as? Bool == false)
             #expect(result["replayVerified"] as? Bool == true, "\(result)")
             for key in ["seconds", "itemsPerSecond", "megabytesPerSecond", "peakResidentBytes", "peakAnonymousBytes", "indexingPeakAnonymousBytes", "bytesOnDisk",
-                        "replaySeconds", "replayItemsPerSecond", "commits"] {
+                        "replaySeconds", "replayItemsPerSecond", "replayCPUSeconds", "replayCores", "commits"] {
                 #expect(((result[key] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key) in \(result)")
             }
             let latency = try #require(result["commitLatency"] as? [String: Double])

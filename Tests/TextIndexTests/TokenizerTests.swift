@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TextIndex
+@testable import TextIndex
 
 @Suite("Tokenizer and folding")
 struct TokenizerTests {
@@ -190,5 +190,68 @@ struct TokenizerTests {
                         "\(s.debugDescription)")
             }
         }
+    }
+
+    /// Latin letters fold without ICU (`LatinFolding`): each letter of
+    /// U+00C0…U+024F alone, in a word, and after every other, as ICU folds
+    /// them; the table takes the letters that fold to ASCII and no other.
+    @Test func latinFoldingAgreesWithICU() {
+        let letters = (LatinFolding.first...LatinFolding.last).compactMap(Unicode.Scalar.init).map { String(Character($0)) }
+        for options: TextFolding.Options in [[], .case, .diacritics, .index] {
+            for s in letters {
+                for text in [s, "x\(s)Y", s + s.uppercased() + s.lowercased(), "\(s)\u{301}", "N\(s)é"] {
+                    #expect(Array(TextFolding.fold(text, options).utf8) == Array(TextFolding.foldThroughICU(text, options).utf8),
+                            "\(text.debugDescription) \(options)")
+                }
+            }
+        }
+        let all = letters.joined()
+        #expect(Array(TextFolding.fold(all, .index).utf8) == Array(TextFolding.foldThroughICU(all, .index).utf8))
+        #expect(TextFolding.fold("Introducción ÀÉÎÕÜ Straße Ǆemal", .index) == "introduccion aeiou strasse dzemal")
+        var out: [UInt8] = []
+        for s in ["æ", "ø", "×", "ÿ\u{301}", "ĸ", "ŉ"] {
+            var copy = s
+            #expect(copy.withUTF8 { LatinFolding.fold($0, into: &out) } == false, "\(s)")
+        }
+    }
+
+    /// Latin text (ASCII and letters with diacritics) is split without ICU:
+    /// the words, and every index term, must be ICU's, on every field of the
+    /// whole corpus that has such text, and on the edge cases.
+    @Test func latinFastPathAgreesWithICUOnTheWholeCorpus() throws {
+        var t = Tokenizer()
+        var fast: [Range<Int>] = []
+        var icu: [Range<Int>] = []
+        var samples = TokenizerTests.termEdgeCases + [
+            "Ñandú's café-crème à l'œuf, ÉCOLE.Ålborg 1ér 2,5€ x.É O'Ñeill ÀbcDéf ßtraße ǅemal ǈubljana",
+            "é", "É", "ÉÉ", "aé1", "é.é", "é'é", "é,1", "1é", "_é_", "é@x.org", "ÀÉ-ÎÕ", "\u{00D7}é÷",
+        ]
+        for item in try CorpusFixture.items() {
+            for s in [item.title, item.displayName, item.contentDescription] + item.keywords
+            where !s.utf8.allSatisfy({ $0 < 0x80 }) {
+                samples.append(s)
+            }
+        }
+        var latin = 0, failures = 0
+        for s in samples {
+            var copy = s
+            let covered = copy.withUTF8 { bytes in
+                t.wordRanges(in: bytes, into: &fast)
+                t.icuWordRanges(in: bytes, into: &icu)
+                return LatinFolding.covers(bytes)
+            }
+            if covered { latin += 1 }
+            var same = fast == icu
+            for keepWhole in [false, true] where same {
+                same = t.indexTerms(s, keepWhole: keepWhole).map { Array($0.utf8) }
+                    == t.icuIndexTerms(s, keepWhole: keepWhole).map { Array($0.utf8) }
+            }
+            if !same {
+                failures += 1
+                if failures < 4 { Issue.record("differs: \(s.debugDescription)") }
+            }
+        }
+        #expect(failures == 0)
+        #expect(latin > 1000, "the corpus's Latin fields take the fast path (\(latin))")
     }
 }

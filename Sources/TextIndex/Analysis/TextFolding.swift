@@ -19,7 +19,9 @@ import CICU
 /// - no option: NFC only (canonically equivalent strings become equal).
 ///
 /// Pure-ASCII input takes a fast path without ICU: byte-wise lowercase for
-/// `.case`, identity otherwise (ASCII is NFC/NFKC and has no marks).
+/// `.case`, identity otherwise (ASCII is NFC/NFKC and has no marks). So does
+/// `.index` folding of text whose other characters are Latin letters that
+/// fold to ASCII (`é` → `e`, `ß` → `ss`; ``LatinFolding``).
 public enum TextFolding {
     /// What to fold.
     public struct Options: OptionSet, Sendable, Hashable {
@@ -53,6 +55,8 @@ public enum TextFolding {
             }
             return
         }
+        // Latin letters with diacritics that fold to ASCII: a table, no ICU.
+        if options == .index && LatinFolding.fold(bytes, into: &out) { return }
         foldWithICU(bytes, options, into: &out)
     }
 

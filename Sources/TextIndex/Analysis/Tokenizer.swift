@@ -22,6 +22,9 @@ import Foundation
 ///   (`@` counts as one), digits and `_` join; `.` and `'` join letters (`e.g`, `can't`) and
 ///   digits (`3.14`); `,` and `;` join digits (`1,000`); `:` does not join
 ///   (`game::strategy` is `game`, `strategy`). A test compares both paths.
+/// - So does text whose other characters are Latin letters that fold to ASCII
+///   (``LatinFolding``: `é`, `ß`, `Ñ`): they are letters to the same rules,
+///   and they fold by a table. A test compares it with ICU on the whole corpus.
 /// - A term is a word folded with ``TextFolding/Options/index`` and cut to
 ///   ``maximumTermLength`` bytes at a character boundary (so that every
 ///   LMDB key stays under 511 bytes); a word that folds to nothing is dropped.
@@ -75,6 +78,8 @@ public struct Tokenizer {
     var asciiEmitted: [Range<Int>] = []
     /// The other path's scratch: a word's parts (two arrays a non-ASCII word were a fifth of its tokenizing's allocations).
     var wordParts: [Range<Int>] = []
+    /// The Latin path's scratch: the text with its non-ASCII bytes as `a`.
+    var latinCopy: [UInt8] = []
     /// ``PreparedDocument``'s per-document scratch, kept between documents
     /// so that preparing one allocates only its result (nil while in use).
     var preparation: PreparationScratch? = PreparationScratch()
@@ -89,6 +94,10 @@ public struct Tokenizer {
         ranges.removeAll(keepingCapacity: true)
         if TextFolding.isASCII(bytes) {
             Tokenizer.forEachASCIIWord(in: bytes) { ranges.append($0) }
+            return
+        }
+        if LatinFolding.covers(bytes) {
+            forEachLatinWord(in: bytes) { ranges.append($0) }
             return
         }
         // Mixed text (Spanish, or English with a few accents): a word never
@@ -131,9 +140,29 @@ public struct Tokenizer {
             Tokenizer.forEachASCIIWord(in: sub) { ranges.append(($0.lowerBound + base)..<($0.upperBound + base)) }
             return
         }
+        if LatinFolding.covers(sub) {
+            forEachLatinWord(in: sub) { ranges.append(($0.lowerBound + base)..<($0.upperBound + base)) }
+            return
+        }
         let n = icuWords(sub)
         for i in 0..<n {
             ranges.append((Int(bounds[2 * i]) + base)..<(Int(bounds[2 * i + 1]) + base))
+        }
+    }
+
+    /// The words of text that ``LatinFolding/covers(_:)``: its Latin letters
+    /// (two UTF-8 bytes each) are letters for UAX #29 (`ALetter`) as ASCII
+    /// letters are, so the ASCII scan of a copy in which each of their bytes
+    /// is `a` gives ICU's words, at the same byte offsets.
+    mutating func forEachLatinWord(in bytes: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Void) {
+        var copy = latinCopy
+        latinCopy = []
+        defer { latinCopy = copy }
+        copy.removeAll(keepingCapacity: true)
+        copy.append(contentsOf: bytes)
+        copy.withUnsafeMutableBufferPointer { out in
+            for i in out.indices where out[i] >= 0x80 { out[i] = UInt8(ascii: "a") }
+            Tokenizer.forEachASCIIWord(in: UnsafeBufferPointer(out), body)
         }
     }
 

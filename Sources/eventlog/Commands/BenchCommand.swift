@@ -25,6 +25,7 @@ struct BenchCommand: Subcommand {
                    "rawLMDB":{"commitsPerSecond","engineRatio"} (with --alternate-raw),
                    "peakResidentBytes" (VmHWM, mapped store pages included),"peakAnonymousBytes" (RssAnon),
                    "indexingPeakAnonymousBytes" (RssAnon until indexing ends),"bytesOnDisk","replaySeconds","replayEventsPerSecond","replayItemsPerSecond",
+                   "replayCPUSeconds","replayCores" (CPU time, every thread, over wall time),
                    "replayVerified","queries":{"count","withHits","p50Microseconds","p99Microseconds","maxMicroseconds"}}],
                    "recommendation":{"batchSize","durability","writers","itemsPerSecond","bestItemsPerSecond",
                    "commitP50","commitP99"},"recommendations":[…],"source","maxCommits"}.

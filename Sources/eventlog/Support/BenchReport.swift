@@ -30,7 +30,7 @@ struct BenchReport: Codable {
     static let csvHeader = [
         "batch_size", "durability", "writers", "pipeline", "items", "capped", "seconds", "items_per_second", "mb_per_second",
         "commits", "commit_p50_ms", "commit_p99_ms", "commit_max_ms", "lag_p50_ms", "lag_p99_ms", "lag_max_ms", "peak_rss_bytes", "peak_anon_bytes", "indexing_peak_anon_bytes", "bytes_on_disk",
-        "replay_seconds", "replay_items_per_second", "replay_verified", "queries", "query_p50_us", "query_p99_us", "users",
+        "replay_seconds", "replay_items_per_second", "replay_cpu_seconds", "replay_cores", "replay_verified", "queries", "query_p50_us", "query_p99_us", "users",
     ]
 
     func printCSV() {
@@ -42,7 +42,7 @@ struct BenchReport: Codable {
                 "\(r.commits)", fixed(r.commitLatency.p50, 3), fixed(r.commitLatency.p99, 3), fixed(r.commitLatency.max, 3),
                 fixed(r.searchableLag.p50, 3), fixed(r.searchableLag.p99, 3), fixed(r.searchableLag.max, 3),
                 "\(r.peakResidentBytes)", "\(r.peakAnonymousBytes)", "\(r.indexingPeakAnonymousBytes)", "\(r.bytesOnDisk)", fixed(r.replaySeconds, 4), fixed(r.replayItemsPerSecond, 1),
-                "\(r.replayVerified)", r.queries.map { "\($0.count)" } ?? "",
+                fixed(r.replayCPUSeconds, 4), fixed(r.replayCores, 2), "\(r.replayVerified)", r.queries.map { "\($0.count)" } ?? "",
                 r.queries.map { fixed($0.p50Microseconds, 1) } ?? "", r.queries.map { fixed($0.p99Microseconds, 1) } ?? "",
                 r.setting.users.map { "\($0)" } ?? "",
             ]
@@ -55,7 +55,7 @@ struct BenchReport: Codable {
         let best = settings.map(\.itemsPerSecond).max() ?? 1
         let hasQueries = settings.contains { $0.queries != nil }
         var header = ["batch", "durability", "writers", "items", "items/s", "MB/s", "commit ms p50/p99/max", "lag ms p50/p99/max",
-                      "peak RSS/own/indexing", "on disk", "replay items/s"]
+                      "peak RSS/own/indexing", "on disk", "replay items/s (cores)"]
         if hasQueries { header.append("query µs p50/p99") }
         header.append("")
         let rows = settings.map { r -> [String] in
@@ -67,7 +67,7 @@ struct BenchReport: Codable {
                 "\(fixed(r.searchableLag.p50, 1))/\(fixed(r.searchableLag.p99, 1))/\(fixed(r.searchableLag.max, 1))",
                 megabytes(r.peakResidentBytes) + "/" + megabytes(r.peakAnonymousBytes) + "/"
                     + megabytes(r.indexingPeakAnonymousBytes), megabytes(r.bytesOnDisk),
-                grouped(Int(r.replayItemsPerSecond.rounded())) + (r.replayVerified ? "" : " (differs!)"),
+                grouped(Int(r.replayItemsPerSecond.rounded())) + " (\(fixed(r.replayCores, 2)))" + (r.replayVerified ? "" : " (differs!)"),
             ]
             if hasQueries {
                 row.append(r.queries.map { "\(fixed($0.p50Microseconds, 0))/\(fixed($0.p99Microseconds, 0))" } ?? "")
@@ -88,6 +88,8 @@ struct BenchReport: Codable {
                     + " commit latency is from hand-over to durable"
                 : "pipeline: off (each batch waits for its commit before the next is handed over)")
         }
+        Output.line("replay: a full rebuild of the views and the index from the log, compared with the live ones;"
+            + " cores: its CPU time (every thread) over its wall time")
         Output.line("items/s: searchable, from the first write until the index covered the last; lag: from a write's"
             + " acknowledgment (durable in the log) until the index covered it")
         if let users = settings.first?.setting.users {
