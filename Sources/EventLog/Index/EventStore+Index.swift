@@ -21,7 +21,7 @@ extension EventStore {
             try refuseSharedDatabaseNames(views.all, index.all)
             if try checkIndexFormat(indexDatabases, in: txn, path: environment.path) == nil {
                 // A new index: at position 0, its checkpoints there.
-                try indexDatabases.setFormat(.current, in: txn)
+                try indexDatabases.setFormat(.index, in: txn)
                 try indexDatabases.clear(index.all, in: txn)
             }
             let target = IndexTarget(environment: environment, databases: indexDatabases, projections: index.all)
@@ -94,9 +94,9 @@ extension EventStore {
     @discardableResult
     private static func checkIndexFormat(_ databases: IndexDatabases, in txn: ReadTransaction, path: String) throws -> StoreFormat? {
         guard let stored = try databases.format(in: txn) else { return nil }
-        guard stored == .current else {
+        guard stored == .index else {
             throw EventLogError(.incompatibleFormat, operation: "open",
-                                "the index at \(path) has format \(stored.version); this version reads format \(StoreFormat.current.version)")
+                                "the index at \(path) has format \(stored.version); this version reads format \(StoreFormat.index.version)")
         }
         return stored
     }
@@ -314,7 +314,7 @@ extension EventStore {
     /// time); 0 when there is none.
     private func ageOfRecord(after position: Position) throws -> Double {
         guard let event = try environment.read({ txn in try databases.log.withValue(forKey: position + 1, in: txn) { bytes in
-            RecordLayout.View(bytes: bytes).isWellFormed ? RecordLayout.View(bytes: bytes).event(at: position + 1).appendedAt : nil
+            RecordLayout.View(bytes: bytes).isWellFormed ? Date(microsecondsSince1970: RecordLayout.View(bytes: bytes).micros) : nil
         } }) ?? nil else { return 0 }
         return max(0, Date().timeIntervalSince(event))
     }

@@ -38,11 +38,14 @@ extension EventStore {
     public static func compact(path: String, options: StoreOptions = StoreOptions(),
                                progress: (@Sendable (CompactionProgress) -> Void)? = nil) throws -> StoreCompaction {
         try StoreDirectory.checkExists(path, operation: "compact")
+        var rewrite = RecordRewrite()
         var head: Position = 0
         var removed: [String] = []
         let report: CompactionReport
         do {
-            report = try Environment.compact(path: path, options: options.environmentOptions, beforeSwap: { old, copy in
+            report = try Environment.compact(path: path, options: options.environmentOptions, beforeCopy: { environment in
+                rewrite = try rewriteRecordsCompact(in: environment, path: path)
+            }, beforeSwap: { old, copy in
                 let before = try CompactionFingerprint(of: old, path: path)
                 let after = try CompactionFingerprint(of: copy, path: path)
                 if let difference = before.difference(from: after) {
@@ -61,6 +64,7 @@ extension EventStore {
                                      bytesZeroed: report.bytesZeroed,
                                      removed: (report.removedLeftover ? [Environment.compactionCopyName] : []) + removed,
                                      seconds: report.seconds)
+        result.records = rewrite
         result.index = try compactIndex(ofStore: report.path, options: options, progress: progress)
         if let index = result.index {
             result.removed += index.removed
@@ -136,9 +140,9 @@ struct CompactionFingerprint: Equatable {
             throw EventLogError(.storeMissing, operation: "compact", "\(path) holds an LMDB environment without an event log")
         }
         (head, recordedHead, self.databases) = try environment.read { txn in
-            if let format = try databases.format(in: txn), format != .current {
+            if let format = try databases.format(in: txn), !StoreFormat.readable.contains(format.version) {
                 throw EventLogError(.incompatibleFormat, operation: "compact",
-                                    "the store at \(path) has format \(format.version); this version reads format \(StoreFormat.current.version)")
+                                    "the store at \(path) has format \(format.version); this version reads formats \(StoreFormat.readable.lowerBound) to \(StoreFormat.readable.upperBound)")
             }
             return (try databases.head(in: txn), try databases.recordedHead(in: txn), try DatabaseShapes.of(txn))
         }

@@ -37,6 +37,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// The writer thread and the queue of writes waiting for it.
     let groupCommit: GroupCommit
     let snapshotInProgress = SingleFlight()
+    /// At most one dictionary trained at a time (``trainDictionaryIfDue()``).
+    let dictionaryTraining = SingleFlight()
     /// Wakes subscriptions and the indexer when a write of this store commits.
     let commits: CommitSignal
     /// Applies the index behind the log, in a store opened for writing.
@@ -89,9 +91,10 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         try StoreDirectory.refuseForeign(environment, path: path)
         (databases, views) = try environment.write { txn in
             let databases = try LogDatabases(openingIn: txn)
-            if try Self.checkFormat(databases, in: txn, path: path) == nil {
+            if try Self.checkFormat(databases, in: txn, path: path) != .current {
                 try databases.setFormat(.current, in: txn)
             }
+            try databases.noteNewestDictionary(in: txn)
             return (databases, try Views(openingIn: txn))
         }
         index = try Self.openIndex(views: views, log: environment, databases: databases, options: options)
@@ -137,9 +140,9 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     @discardableResult
     private static func checkFormat(_ databases: LogDatabases, in txn: ReadTransaction, path: String) throws -> StoreFormat? {
         guard let stored = try databases.format(in: txn) else { return nil }
-        guard stored == .current else {
+        guard StoreFormat.readable.contains(stored.version) else {
             throw EventLogError(.incompatibleFormat, operation: "open",
-                                "the store at \(path) has format \(stored.version); this version reads format \(StoreFormat.current.version)")
+                                "the store at \(path) has format \(stored.version); this version reads formats \(StoreFormat.readable.lowerBound) to \(StoreFormat.readable.upperBound)")
         }
         return stored
     }
@@ -187,6 +190,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             receipt.removedSnapshots = Array(Set(receipt.removedSnapshots + late)).sorted()
         }
         snapshotIfDue(appended: receipt.isRetry ? nil : receipt.positions)
+        if receipt.positions != nil && !receipt.isRetry { trainDictionaryIfDue() }
     }
 
     /// Appends `events` as one batch.
@@ -410,7 +414,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             guard view.isWellFormed else {
                 throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: position)
             }
-            return try RedactionLookup(databases).describe(view.event(at: position), in: txn)
+            return try RedactionLookup(databases).describe(databases.event(view, at: position, in: txn), in: txn)
         }
     }
 

@@ -53,9 +53,12 @@ extension EventStore {
 
     /// ``appendRecords(_:authorizations:follow:)``, with the task suspended until it is committed.
     @discardableResult
-    public func appendRecords(_ records: [LogRecord], authorizations: [LogRecord] = [], follow: FollowState? = nil) async throws -> Position {
+    public func appendRecords(_ records: [LogRecord], authorizations: [LogRecord] = [], follow: FollowState? = nil,
+                              dictionaries: [(id: UInt32, bytes: [UInt8])] = []) async throws -> Position {
         let encoded = try follow.map { try Self.encodeFollowState($0) }
-        let receipt = try await write { batch in try self.appendRecords(records, authorizations: authorizations, follow: encoded, in: batch) }
+        let receipt = try await write { batch in
+            try self.appendRecords(records, authorizations: authorizations, follow: encoded, dictionaries: dictionaries, in: batch)
+        }
         return receipt.value ?? 0
     }
 
