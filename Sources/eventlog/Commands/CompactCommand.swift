@@ -17,6 +17,7 @@ struct CompactCommand: Subcommand {
             Also removes what killed processes left: a compaction's copy, rebuild scratch environments,
             partial snapshots. Then the same for the index environment's file (index/data.mdb).
             JSON: {"store","head","bytesBefore","bytesAfter","bytesZeroed","removed":[NAME],"seconds",
+                   "records":{"recordsRewritten","storedBytesBefore","storedBytesAfter","dictionary","dictionariesRemoved"},
                    "index":{"bytesBefore","bytesAfter","bytesZeroed"}} ("index" omitted when the store has none;
             bytesZeroed: stale bytes LMDB's copy carries in overflow pages' tails and pages' free space, zeroed before the swap).
 
@@ -47,6 +48,14 @@ struct CompactCommand: Subcommand {
                 "removed": .array(result.removed.map { .string($0) }),
                 "seconds": .double(result.seconds),
             ]
+            var records: [String: JSONValue] = [
+                "recordsRewritten": .integer(Int64(result.records.recordsRewritten)),
+                "storedBytesBefore": .integer(Int64(result.records.storedBytesBefore)),
+                "storedBytesAfter": .integer(Int64(result.records.storedBytesAfter)),
+                "dictionariesRemoved": .array(result.records.dictionariesRemoved.map { .integer(Int64($0)) }),
+            ]
+            if let dictionary = result.records.dictionary { records["dictionary"] = .integer(Int64(dictionary)) }
+            members["records"] = .object(records)
             if let index = result.index {
                 members["index"] = .object([
                     "bytesBefore": .integer(Int64(index.bytesBefore)),
@@ -61,6 +70,11 @@ struct CompactCommand: Subcommand {
                 + String(format: "(%.1f %% smaller)", saved) + ", head \(result.head), "
                 + String(format: "%.2f s", result.seconds)
                 + (result.bytesZeroed > 0 ? "; \(result.bytesZeroed) stale bytes zeroed" : ""))
+            if result.records.recordsRewritten > 0 {
+                Output.line("rewrote \(result.records.recordsRewritten) records compact: \(result.records.storedBytesBefore) -> "
+                    + "\(result.records.storedBytesAfter) stored bytes"
+                    + (result.records.dictionary.map { ", dictionary \($0)" } ?? ", no dictionary"))
+            }
             if let index = result.index {
                 Output.line("compacted its index: index/data.mdb \(index.bytesBefore) -> \(index.bytesAfter) bytes"
                     + (index.bytesZeroed > 0 ? "; \(index.bytesZeroed) stale bytes zeroed" : ""))

@@ -48,16 +48,12 @@ struct StatsCommand: Subcommand {
             return (try store.eventStore.head(in: txn), list, try store.eventStore.viewStatus(in: txn))
         }
         // By bytes: two event types that differ in one byte are two types.
-        var counts: [Name: Int] = [:]
         let progress = Progress()
-        var seen: UInt64 = 0
-        try store.eventStore.forEachEvent(from: 1, through: head) { event in
-            counts[Name(event.type), default: 0] += 1
-            seen += 1
-            progress.update("counting events: \(seen) of \(head)")
-            return true
-        }
+        let size = try store.eventStore.logSize(through: head) { seen, last in progress.update("counting events: \(seen) of \(last)") }
         progress.finish()
+        var counts: [Name: Int] = [:]
+        for (type, count) in size.types { counts[Name(String(decoding: type, as: UTF8.self)), default: 0] += count }
+        let logPages = databases.first { $0.name == "log" }?.stats.bytes ?? 0
         let info = environment.info()
         let indexStatus = try store.indexStatus()
         let indexDatabases = try store.eventStore.index.map { index in
@@ -89,6 +85,12 @@ struct StatsCommand: Subcommand {
                     .object(["name": .string($0.name), "entries": .integer(Int64($0.stats.entries)),
                              "bytes": .integer(Int64($0.stats.bytes))])
                 }),
+                "log": .object([
+                    "records": .integer(Int64(size.records)), "compressedRecords": .integer(Int64(size.compressedRecords)),
+                    "rawBytes": .integer(Int64(size.rawBytes)), "storedBytes": .integer(Int64(size.storedBytes)),
+                    "pageBytes": .integer(Int64(logPages)),
+                    "dictionaries": .integer(Int64(size.dictionaries)), "dictionaryBytes": .integer(Int64(size.dictionaryBytes)),
+                ]),
                 "mapSize": .integer(Int64(info.mapSize)),
                 "mapUsed": .integer(Int64(info.usedBytes)),
                 "pageSize": .integer(Int64(info.pageSize)),
@@ -138,6 +140,10 @@ struct StatsCommand: Subcommand {
         }
         Output.line("store      \(environment.path)")
         Output.line("head       \(head)")
+        let ratio = { (part: Int) in size.rawBytes > 0 ? String(format: "%.2fx", Double(part) / Double(size.rawBytes)) : "-" }
+        Output.line("log        \(size.records) records: \(bytes(size.rawBytes)) raw, \(bytes(size.storedBytes)) stored (\(ratio(size.storedBytes))), "
+            + "\(bytes(logPages)) of pages (\(ratio(logPages))); \(size.compressedRecords) compressed, "
+            + "\(size.dictionaries) dictionaries of \(bytes(size.dictionaryBytes))")
         Output.line("map        \(bytes(info.usedBytes)) used of \(bytes(info.mapSize)) (page \(info.pageSize) bytes)")
         if environment.readsWithoutLock {
             Output.line("readers    none: read without the lock file (read-only directory), consistent only while nothing writes")
