@@ -18,5 +18,10 @@ public struct ActivityStoreOptions: Sendable {
     /// The largest encoded `userInfo` (tagged JSON, UTF-8 bytes) that Handoff
     /// offers; Apple's limit is 3,072 bytes.
     public var handoffUserInfoLimit = 3072
-    public init() {}
+    /// With ``store``'s `dictionaryTrainingBytes` at 4 MiB: an activity
+    /// store trains the log's zstd dictionary by itself (`Docs/LogFormat.md`,
+    /// "Dictionaries").
+    public init() {
+        store.dictionaryTrainingBytes = 4 << 20
+    }
 }

@@ -73,9 +73,11 @@ public struct StoreOptions: Sendable {
     /// trains one (in the background, `Docs/LogFormat.md`, "Dictionaries"),
     /// and, with one, the bytes over which it watches how well it
     /// compresses (retraining when it compresses 15 % worse than over the
-    /// first such stretch). nil: only `compact` and
-    /// ``EventStore/trainDictionary()`` train.
-    public var dictionaryTrainingBytes: Int? = 4 << 20
+    /// first such stretch). nil (the engine's default; an `ActivityStore`
+    /// trains after 4 MiB): only `compact` and ``EventStore/trainDictionary()``
+    /// train. The training runs on a thread of its own that holds the
+    /// store until it ends (a second or two), as an automatic snapshot does.
+    public var dictionaryTrainingBytes: Int?
     /// Open to read only (`MDB_RDONLY`): no write transaction ever, so no
     /// waiting for a writer of this or another process, no catch-up and no
     /// rebuild of the views; the store must exist. Works on a read-only
