@@ -117,3 +117,25 @@ extension EventStore {
         }
     }
 }
+
+extension EventStore {
+    /// Copies every dictionary into `target` (a time travel's copy of the
+    /// log, whose records name them).
+    func copyDictionaries(into target: Environment, databases targetDatabases: LogDatabases) throws {
+        guard let source = databases.dictionaryTable, let destination = targetDatabases.dictionaryTable else { return }
+        let all = try environment.read { txn -> [([UInt8], [UInt8])] in
+            var entries: [([UInt8], [UInt8])] = []
+            let cursor = try source.cursor(in: txn)
+            var entry = try cursor.firstBytes()
+            while let (key, value) = entry {
+                entries.append(([UInt8](key), [UInt8](value)))
+                entry = try cursor.nextBytes()
+            }
+            return entries
+        }
+        guard !all.isEmpty else { return }
+        try target.write { txn in
+            for (key, value) in all { try destination.put(value, forKey: key, in: txn) }
+        }
+    }
+}
