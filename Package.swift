@@ -3,7 +3,8 @@
 // The layers, bottom to top. A target may depend only on targets above it in
 // this list (never upward); `Docs/Architecture.md` draws the same picture.
 //
-//   CLMDB, CICU      C modules: the system's LMDB and ICU
+//   CLMDB, CICU,     C modules: the system's LMDB, ICU and zstd
+//   CZstd
 //   LMDB             a thin typed layer over LMDB
 //   EventLog         the generic event-log engine: log, records, projections,
 //                    verification, snapshots, replay (knows nothing of activities)
@@ -60,6 +61,12 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // The system's zstd: the codec of the log's compressed payloads.
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
         .target(
             name: "CICU",
             linkerSettings: [.linkedLibrary("icuuc")]
@@ -73,6 +80,7 @@ let package = Package(
             name: "EventLog",
             dependencies: [
                 "LMDB",
+                "CZstd",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -4,7 +4,7 @@
 # later) must already be installed.
 set -euo pipefail
 # postgresql: the server the shipping tests run against (Scripts/with-postgres.sh).
-packages=(pkg-config liblmdb-dev libicu-dev python3-lmdb gzip postgresql)
+packages=(pkg-config liblmdb-dev libicu-dev libzstd-dev python3-lmdb python3-zstandard gzip postgresql)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -3,10 +3,13 @@
 
 Usage: verify_log.py STORE_DIR [--dump N]
 
-Needs the `lmdb` package (Debian: python3-lmdb; PyPI: lmdb). Follows
-Docs/LogFormat.md ("Verifying"): checks `meta`'s format, walks database
-`log` from position 1 and checks each record's length fields, CRC-32C,
-payload digest (unless redacted) and hash chain link, the record rules
+Needs the `lmdb` package (Debian: python3-lmdb; PyPI: lmdb), and for a log
+with compressed payloads (format 2) the `zstandard` package (Debian:
+python3-zstandard; PyPI: zstandard). Follows Docs/LogFormat.md
+("Verifying"): checks `meta`'s format, walks database `log` from position 1
+and checks each record's length fields, CRC-32C, payload digest (unless
+redacted; a compressed payload is decompressed with the dictionary it names,
+from database `dictionaries`) and hash chain link, the record rules
 ("Redaction": type length, reserved flags, a redacted record has no payload,
 a redaction record's ranges), then that every redacted record is covered by
 a later `eventlog.redaction` record (or a pending authorization past the
@@ -68,12 +71,66 @@ def first_unauthorized(redacted, covered):
             return position
     return None
 
+def read_varint(data: bytes, i: int):
+    """The varint at data[i:] and the offset after it (ValueError when cut short)."""
+    value, shift = 0, 0
+    while True:
+        if i >= len(data) or shift >= 64:
+            raise ValueError(f"truncated varint at byte {i}")
+        b = data[i]; i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+
+DICTIONARIES = {}  # id -> bytes, from database `dictionaries`
+
+def decompress(stored: bytes, plen: int) -> bytes:
+    """A compressed payload (Docs/LogFormat.md, "Compressed payloads"): varint D,
+    a byte k, the stored lengths of all blocks but the last, then one zstd frame
+    a block of 2^k payload bytes, decompressed with dictionary D (none when 0)."""
+    import zstandard
+    dictionary_id, i = read_varint(stored, 0)
+    if i >= len(stored):
+        raise ValueError("the block size is missing")
+    k = stored[i]; i += 1
+    if not 6 <= k <= 24 or plen == 0:
+        raise ValueError(f"blocks of 2^{k} bytes of a {plen}-byte payload")
+    blocks = (plen + (1 << k) - 1) >> k
+    lengths = []
+    for _ in range(blocks - 1):
+        length, i = read_varint(stored, i)
+        lengths.append(length)
+    lengths.append(len(stored) - i - sum(lengths))
+    if dictionary_id and dictionary_id not in DICTIONARIES:
+        raise ValueError(f"dictionary {dictionary_id} is not in database `dictionaries`")
+    kwargs = {"dict_data": zstandard.ZstdCompressionDict(DICTIONARIES[dictionary_id])} if dictionary_id else {}
+    decompressor = zstandard.ZstdDecompressor(**kwargs)
+    out = bytearray()
+    for index, length in enumerate(lengths):
+        if length <= 0 or i + length > len(stored):
+            raise ValueError(f"block {index} of {length} bytes does not fit")
+        size = min(1 << k, plen - (index << k))
+        block = decompressor.decompress(stored[i:i + length], max_output_size=size)
+        if len(block) != size:
+            raise ValueError(f"block {index} holds {len(block)} bytes, not {size}")
+        out += block
+        i += length
+    return bytes(out)
+
 def records(path):
     """The format, each (position, record), then ("head", meta's head and checkpoints)."""
     env = lmdb.open(path, readonly=True, lock=False, max_dbs=128, subdir=True)
     log = env.open_db(b"log", create=False)
     meta = env.open_db(b"meta", create=False)
+    try:
+        dictionaries = env.open_db(b"dictionaries", create=False)
+    except lmdb.Error:
+        dictionaries = None  # a store of format 1
     with env.begin() as txn:
+        if dictionaries is not None:
+            for key, value in txn.cursor(db=dictionaries):
+                DICTIONARIES[struct.unpack(">I", key)[0]] = bytes(value)
         yield "format", txn.get(b"format", db=meta)
         for key, value in txn.cursor(db=log):
             yield struct.unpack(">Q", key)[0], bytes(value)
@@ -88,7 +145,7 @@ def pending_ranges(record, position):
     """The ranges of a pending authorization (an eventlog.redaction record held
     past the head, Docs/LogFormat.md "Pending authorizations"), or None when
     its bytes are not a whole, unredacted redaction record naming earlier positions."""
-    if len(record) < 88 or record[0] != 1:
+    if len(record) < 88 or record[0] not in (1, 2):
         return None
     flags, tlen, version, micros, plen = record[1], *struct.unpack(">HIqI", record[2:20])
     if len(record) != 84 + tlen + plen + 4 or struct.unpack(">I", record[-4:])[0] != crc32c(record[:-4]):
@@ -103,12 +160,13 @@ def main():
     path = sys.argv[1]
     dump = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--dump" else 0
     link, expected, count = bytes(32), 1, 0
+    raw_bytes, stored_bytes, compressed = 0, 0, 0
     redacted, covered = [], []  # redacted positions; (start, end, by) of each redaction record's ranges
     notes = []  # pending authorizations, printed after "ok"
     for position, value in records(path):
         if position == "format":
-            if value is not None and (len(value) != 4 or struct.unpack(">I", value)[0] != 1):
-                print(f"incompatibleFormat: meta format is {bytes(value).hex()}, this reader reads format 1 (00000001)")
+            if value is not None and (len(value) != 4 or struct.unpack(">I", value)[0] not in (1, 2)):
+                print(f"incompatibleFormat: meta format is {bytes(value).hex()}, this reader reads formats 1 and 2")
                 return 1
             continue
         if position == "head":
@@ -141,21 +199,33 @@ def main():
             break
         if position != expected:
             return fail(expected, "gap", f"next record is at {position}")
-        if len(value) < 88 or value[0] != 1:
+        if len(value) < 88 or value[0] not in (1, 2):
             return fail(position, "malformedRecord", "short record or unknown format")
-        flags, tlen, version, micros, plen = value[1], *struct.unpack(">HIqI", value[2:20])
-        if len(value) != 84 + tlen + plen + 4:
+        fmt, flags, tlen, version, micros, plen = value[0], value[1], *struct.unpack(">HIqI", value[2:20])
+        stored_length = len(value) - 88 - tlen
+        is_compressed = fmt == 2 and flags & 2 and not flags & 1
+        if stored_length < 0 or (stored_length != plen if not is_compressed else (stored_length == 0 or plen == 0)):
             return fail(position, "malformedRecord", "lengths do not fit")
         digest, stored_link = value[20:52], value[52:84]
-        rtype, payload = value[84:84 + tlen], value[84 + tlen:84 + tlen + plen]
+        rtype, payload = value[84:84 + tlen], value[84 + tlen:84 + tlen + stored_length]
         if struct.unpack(">I", value[-4:])[0] != crc32c(value[:-4]):
             return fail(position, "checksumMismatch", "CRC-32C differs")
         if not 1 <= tlen <= 255:
             return fail(position, "invalidTypeLength", f"the type is {tlen} bytes; allowed: 1 to 255")
-        if flags & ~1:
-            return fail(position, "reservedFlagSet", f"flags byte {flags:#04x}; only bit 0 may be set")
+        if flags & ~(3 if fmt == 2 else 1):
+            return fail(position, "reservedFlagSet", f"flags byte {flags:#04x} in a record of format {fmt}")
+        if flags & 1 and flags & 2:
+            return fail(position, "reservedFlagSet", f"flags byte {flags:#04x}: a redacted record is not compressed")
         if flags & 1 and plen:
             return fail(position, "redactedWithPayload", f"flagged redacted but keeps {plen} payload bytes")
+        if is_compressed:
+            try:
+                payload = decompress(payload, plen)
+            except Exception as error:  # zstandard.ZstdError, ValueError
+                return fail(position, "malformedRecord", f"the compressed payload does not decompress: {error}")
+            compressed += 1
+        raw_bytes += 88 + tlen + plen
+        stored_bytes += len(value)
         if not flags & 1 and hashlib.sha256(payload).digest() != digest:
             return fail(position, "payloadDigestMismatch", "SHA-256 of payload differs")
         computed = hashlib.sha256(link + struct.pack(">QIq", position, version, micros) + digest + rtype).digest()
@@ -171,9 +241,11 @@ def main():
                 return fail(position, "malformedRedaction", ranges)
             covered.extend((start, end, position) for start, end in ranges)
         if count < dump:
-            print(f"{position} {rtype.decode()} v{version} at {micros}us payload {plen} bytes")
+            print(f"{position} {rtype.decode()} v{version} at {micros}us payload {plen} bytes"
+                  + (f" (stored in {stored_length})" if is_compressed else "") + f": {payload[:80]!r}")
         link, expected, count = computed, expected + 1, count + 1
     print(f"ok: {count} records, last link {link.hex()}")
+    print(f"bytes: {raw_bytes} raw, {stored_bytes} stored, {compressed} records compressed, {len(DICTIONARIES)} dictionaries")
     for note in notes:
         print(note)
     return 0

@@ -81,6 +81,7 @@ extension Environment {
     ///     it is written (from another thread).
     @discardableResult
     public static func compact(path: String, options: EnvironmentOptions = EnvironmentOptions(),
+                               beforeCopy: ((_ environment: Environment) throws -> Void)? = nil,
                                beforeSwap: (_ old: Environment, _ copy: Environment) throws -> Void,
                                progress: (@Sendable (CompactionProgress) -> Void)? = nil) throws -> CompactionReport {
         let started = DispatchTime.now().uptimeNanoseconds
@@ -98,6 +99,20 @@ extension Environment {
         defer { withExtendedLifetime(lock) {} }   // held to the end, past its last use
         try checkNoOtherUser(resolved)
         let removedLeftover = removeAbandonedCompaction(in: resolved)
+        // The caller's writes while it holds the environment alone (the
+        // records rewritten compact), in an open of its own, closed before the copy.
+        if let beforeCopy {
+            var writeOptions = options
+            writeOptions.readOnly = false
+            let writable = try Environment(resolved: resolved, options: writeOptions, directoryLock: nil, ownsClaim: false)
+            do {
+                try beforeCopy(writable)
+            } catch {
+                writable.close()
+                throw error
+            }
+            writable.close()
+        }
 
         var readOptions = options
         readOptions.readOnly = true

@@ -169,8 +169,9 @@ public final class LogFollower<Views: ProjectionSet>: Sendable {
             let authorizations = try await authorizations(for: records, after: local.position, tables: tables)
             let state = options.recordsFollowState
                 ? FollowState(stream: stream, streamHead: head.position, streamEpoch: head.epoch, seenAt: Date()) : nil
+            let dictionaries = try await tables.dictionaries(try store.missingDictionaries(of: records + authorizations))
             do {
-                _ = try await store.appendRecords(records, authorizations: authorizations, follow: state)
+                _ = try await store.appendRecords(records, authorizations: authorizations, follow: state, dictionaries: dictionaries)
                 stateWritten = ContinuousClock.now
             } catch let error as EventLogError where error.code == .diverged {
                 throw ShippingError(.diverged, operation: "follow", "stream \(stream): \(error.message)", position: error.position)

@@ -297,6 +297,14 @@ public final class LogShipper<Views: ProjectionSet>: Sendable {
                                     "stream \(stream)'s record \(shipped) has link \(head.link), this store's \(link): a different history",
                                     position: shipped)
             }
+            // The dictionaries the records name, before the records (once a stream).
+            let named = Set(shipment.chunks.flatMap { $0.compactMap(\.dictionaryID) }.filter { $0 != 0 }).sorted()
+            for id in try await tables.missingDictionaries(named, on: c) {
+                guard let bytes = try store.dictionary(id) else {
+                    throw ShippingError(.refused, operation: "ship", "this store's records name dictionary \(id), which it does not hold", position: first)
+                }
+                try await tables.insertDictionary(id, bytes, on: c)
+            }
             for chunk in shipment.chunks {
                 let positions = chunk.map { Int64($0.position) }
                 let records = chunk.map { ByteBuffer(bytes: $0.bytes) }

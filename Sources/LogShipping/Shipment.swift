@@ -29,7 +29,7 @@ struct Shipment {
                 uncovered.append(record.position)
             } else if record.type == RedactionRecord.type {
                 let decoded: RedactionRecord
-                do { decoded = try RedactionRecord(payload: record.payload) } catch {
+                do { decoded = try RedactionRecord(payload: try record.payload) } catch {
                     throw ShippingError(.refused, operation: "ship",
                                         "this store's redaction record \(record.position) does not decode (\(error)); `eventlog verify` reports it",
                                         position: record.position)

@@ -34,6 +34,11 @@ public struct StreamHead: Sendable, Equatable, CustomStringConvertible {
 ///     first       bigint NOT NULL,       -- its first
 ///     redacted_by bigint NOT NULL,       -- the position of the eventlog.redaction record
 ///     PRIMARY KEY (stream, last));
+/// CREATE TABLE eventlog_dictionaries (   -- the zstd dictionaries compressed records name
+///     stream     text   NOT NULL,
+///     id         bigint NOT NULL,        -- the id records name it by
+///     dictionary bytea  NOT NULL,        -- as the store holds it in `dictionaries`
+///     PRIMARY KEY (stream, id));
 /// ```
 ///
 /// Positions come from the leader's log, never from a PostgreSQL sequence.
@@ -79,7 +84,7 @@ struct StreamTables {
     private func createTables() async throws {
         let rows = try await connection.query("""
             SELECT to_regclass('eventlog_streams') IS NOT NULL AND to_regclass('eventlog_records') IS NOT NULL
-                AND to_regclass('eventlog_redactions') IS NOT NULL
+                AND to_regclass('eventlog_redactions') IS NOT NULL AND to_regclass('eventlog_dictionaries') IS NOT NULL
             """, logger: logger)
         for try await exist in rows.decode(Bool.self) where exist { return }
         try await connection.inTransaction(logger: logger, operation: "create tables") { c in
@@ -108,6 +113,54 @@ struct StreamTables {
                     redacted_by bigint NOT NULL,
                     PRIMARY KEY (stream, last))
                 """, logger: logger)
+            try await c.query("""
+                CREATE TABLE IF NOT EXISTS eventlog_dictionaries (
+                    stream text NOT NULL,
+                    id bigint NOT NULL,
+                    dictionary bytea NOT NULL,
+                    PRIMARY KEY (stream, id))
+                """, logger: logger)
+        }
+    }
+
+    // MARK: Dictionaries
+
+    /// Of the dictionaries `ids`, those the stream does not hold, in `c`'s transaction.
+    func missingDictionaries(_ ids: [UInt32], on c: PostgresConnection) async throws -> [UInt32] {
+        guard !ids.isEmpty else { return [] }
+        let wanted = ids.map { Int64($0) }
+        let rows = try await c.query(
+            "SELECT id FROM eventlog_dictionaries WHERE stream = \(stream) AND id = ANY(\(wanted)::bigint[])", logger: logger)
+        var held = Set<UInt32>()
+        for try await id in rows.decode(Int64.self) { held.insert(UInt32(truncatingIfNeeded: id)) }
+        return ids.filter { !held.contains($0) }
+    }
+
+    /// Stores a dictionary in the stream, in `c`'s transaction.
+    func insertDictionary(_ id: UInt32, _ bytes: [UInt8], on c: PostgresConnection) async throws {
+        let buffer = ByteBuffer(bytes: bytes)
+        try await c.query("""
+            INSERT INTO eventlog_dictionaries (stream, id, dictionary) VALUES (\(stream), \(Int64(id)), \(buffer))
+            ON CONFLICT (stream, id) DO NOTHING
+            """, logger: logger)
+    }
+
+    /// The dictionaries `ids`, as the stream holds them; throws when one is missing.
+    func dictionaries(_ ids: [UInt32]) async throws -> [(id: UInt32, bytes: [UInt8])] {
+        guard !ids.isEmpty else { return [] }
+        return try await withDeadline(Self.deadline, "read stream dictionaries") {
+            let wanted = ids.map { Int64($0) }
+            let rows = try await self.connection.query(
+                "SELECT id, dictionary FROM eventlog_dictionaries WHERE stream = \(self.stream) AND id = ANY(\(wanted)::bigint[]) ORDER BY id",
+                logger: self.logger)
+            var result: [(id: UInt32, bytes: [UInt8])] = []
+            for try await (id, bytes) in rows.decode((Int64, ByteBuffer).self) {
+                result.append((UInt32(truncatingIfNeeded: id), Array(bytes.readableBytesView)))
+            }
+            if let missing = ids.first(where: { id in !result.contains { $0.id == id } }) {
+                throw ShippingError(.missing, operation: "read stream", "dictionary \(missing), which the stream's records name, is missing from stream \(self.stream)")
+            }
+            return result
         }
     }
 

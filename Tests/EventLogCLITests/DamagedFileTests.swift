@@ -11,10 +11,21 @@ struct DamagedFileTests {
     static let pageSize = 4096
 
     /// A store of `Sample.good` and `items` items over three users.
+    /// `count` words that differ from item to item (numbers of a
+    /// multiplicative sequence): text the log's zstd does not shrink much,
+    /// so that a store's size follows its items'.
+    static func words(_ n: Int, count: Int) -> String {
+        var state = UInt64(n) &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return (0..<count).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return "w" + String(state >> 40, radix: 36)
+        }.joined(separator: " ")
+    }
+
     static func store(items: Int) throws -> (dir: TemporaryDirectory, store: String) {
         let dir = TemporaryDirectory()
         let lines = Sample.good + (0..<items).map { n in
-            #"{"op":"indexSearchableItems","user":"u\#(n % 3)","items":[{"uniqueIdentifier":"item-\#(n)","attributeSet":{"title":"Title \#(n) of a few words","contentDescription":"\#(String(repeating: "text ", count: 40))"}}],"at":"2026-11-22T10:01:00Z"}"#
+            #"{"op":"indexSearchableItems","user":"u\#(n % 3)","items":[{"uniqueIdentifier":"item-\#(n)","attributeSet":{"title":"Title \#(n) of a few words","contentDescription":"\#(Self.words(n, count: 40))"}}],"at":"2026-11-22T10:01:00Z"}"#
         }
         let run = try CLI.run(["apply", "--store", dir.sub("store"), try dir.file("store.jsonl", lines)])
         #expect(run.status == 0, "\(run.stderr)")
@@ -245,7 +256,7 @@ struct DamagedFileTests {
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
         let store = mount + "/store"
         let big = (0..<1000).map { n in
-            #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"big-\#(n)","attributeSet":{"title":"\#(String(repeating: "word\(n % 97) ", count: 300))"}}],"at":"2026-11-22T10:01:00Z"}"#
+            #"{"op":"indexSearchableItems","items":[{"uniqueIdentifier":"big-\#(n)","attributeSet":{"title":"\#(Self.words(n, count: 300))"}}],"at":"2026-11-22T10:01:00Z"}"#
         }
         let good = try dir.file("good.jsonl", Sample.good)
         let fill = try dir.file("fill.jsonl", big)

@@ -32,6 +32,16 @@ public struct ActivityViews: ProjectionSet {
     /// find each event's space in it; then the registry, which they may read.
     public var all: [any Projection] { [spaces, registry, current, saved, items] }
 
+    /// The user an event belongs to (field 15 of its payload; the default
+    /// space `""` for version 1 and store-wide events): the owner the log's
+    /// dictionary trainer counts, so that a dictionary keeps only text
+    /// that several users' events hold. Nil for a payload that does not scan.
+    public static func dictionaryOwner(of event: RecordedEvent) -> [UInt8]? {
+        event.payload.withUnsafeBytes { bytes in
+            try? EventSpace.scanUserBytes(bytes, type: event.type, position: event.position) { [UInt8]($0) }
+        }
+    }
+
     /// The keyword index, opened in `txn` of the index environment; it
     /// finds events' spaces in this set's directory and items' content in
     /// this environment's log, both read in the log's transactions.

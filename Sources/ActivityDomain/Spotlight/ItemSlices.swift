@@ -34,11 +34,11 @@ enum ItemSlices {
     /// place; the errors of ``item(at:_:in:)``.
     static func withItemBytes<R>(at position: Position, _ slice: Range<Int>, in log: LogReader,
                                  _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        let result = try log.withPayload(at: position) { payload -> R in
-            guard slice.upperBound <= payload.count else {
-                throw PayloadError("an item's bytes \(slice) are past the end of the \(payload.count)-byte payload at position \(position)")
-            }
-            return try body(UnsafeRawBufferPointer(rebasing: payload[slice]))
+        let result: R?
+        do {
+            result = try log.withPayloadBytes(at: position, slice, body)
+        } catch let error as EventLogError where error.code == .invalidArgument {
+            throw PayloadError("an item's bytes \(slice) are past the end of the payload at position \(position)")
         }
         guard let result else {
             throw PayloadError("an item refers to position \(position), which holds no payload (missing or redacted)")

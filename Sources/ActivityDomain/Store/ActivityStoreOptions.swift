@@ -23,5 +23,10 @@ public struct ActivityStoreOptions: Sendable {
     /// a deadline (``TextIndex/QueryLimits``); past any, the query throws
     /// ``TextIndex/QueryLimitError``.
     public var queryLimits = QueryLimits()
-    public init() {}
+    /// With ``store``'s `dictionaryTrainingBytes` at 4 MiB: an activity
+    /// store trains the log's zstd dictionary by itself (`Docs/LogFormat.md`,
+    /// "Dictionaries").
+    public init() {
+        store.dictionaryTrainingBytes = 4 << 20
+    }
 }

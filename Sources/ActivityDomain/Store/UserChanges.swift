@@ -77,7 +77,7 @@ public struct UserChanges: AsyncSequence, Sendable {
         /// The user's change `record` holds; nil for another user's or a
         /// store-wide event; throws at the user's forget.
         static func change(_ record: LogRecord, user: [UInt8]) throws -> UserChange? {
-            let event = record.event
+            let event = try record.event
             if try ForgetUser.forgets(event, user: user) {
                 throw ActivityError(.userForgotten, operation: "changes", field: "position", value: "\(event.position)",
                                     allowed: "a user who is not forgotten: user \"\(String(decoding: user, as: UTF8.self))\" was forgotten at "

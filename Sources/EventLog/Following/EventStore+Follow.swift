@@ -47,23 +47,31 @@ extension EventStore {
     /// let head = try follower.appendRecords(try leader.records(after: follower.head()))
     /// ```
     @discardableResult
-    public func appendRecords(_ records: [LogRecord], authorizations: [LogRecord] = [], follow: FollowState? = nil) throws -> Position {
+    public func appendRecords(_ records: [LogRecord], authorizations: [LogRecord] = [], follow: FollowState? = nil,
+                              dictionaries: [(id: UInt32, bytes: [UInt8])] = []) throws -> Position {
         let encoded = try follow.map { try Self.encodeFollowState($0) }
-        let receipt = try write { batch in try appendRecords(records, authorizations: authorizations, follow: encoded, in: batch) }
+        let receipt = try write { batch in
+            try appendRecords(records, authorizations: authorizations, follow: encoded, dictionaries: dictionaries, in: batch)
+        }
         return receipt.value ?? 0
     }
 
     /// ``appendRecords(_:authorizations:follow:)``, with the task suspended until it is committed.
     @discardableResult
-    public func appendRecords(_ records: [LogRecord], authorizations: [LogRecord] = [], follow: FollowState? = nil) async throws -> Position {
+    public func appendRecords(_ records: [LogRecord], authorizations: [LogRecord] = [], follow: FollowState? = nil,
+                              dictionaries: [(id: UInt32, bytes: [UInt8])] = []) async throws -> Position {
         let encoded = try follow.map { try Self.encodeFollowState($0) }
-        let receipt = try await write { batch in try self.appendRecords(records, authorizations: authorizations, follow: encoded, in: batch) }
+        let receipt = try await write { batch in
+            try self.appendRecords(records, authorizations: authorizations, follow: encoded, dictionaries: dictionaries, in: batch)
+        }
         return receipt.value ?? 0
     }
 
     /// The body of both faces of ``appendRecords(_:authorizations:follow:)``:
     /// returns the head after the records.
-    func appendRecords(_ records: [LogRecord], authorizations: [LogRecord], follow encoded: [UInt8]?, in batch: LogBatch) throws -> Position {
+    func appendRecords(_ records: [LogRecord], authorizations: [LogRecord], follow encoded: [UInt8]?,
+                       dictionaries: [(id: UInt32, bytes: [UInt8])] = [], in batch: LogBatch) throws -> Position {
+        try storeDictionaries(dictionaries, in: batch)
         for authorization in authorizations { try batch.authorize(pending: authorization) }
         for record in records { try batch.append(record: record) }
         if let encoded { try databases.meta.put(encoded, forKey: "follow", in: batch.transaction) }

@@ -55,7 +55,7 @@ extension EventStore {
                 guard RecordLayout.View(bytes: bytes).isWellFormed else {
                     throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: position)
                 }
-                return LogRecord(trusted: position, bytes: [UInt8](bytes))
+                return LogRecord(trusted: position, bytes: [UInt8](bytes), dictionaries: databases.dictionaries)
             }
         }
     }
@@ -71,7 +71,7 @@ extension EventStore {
                 guard RecordLayout.View(bytes: value).isWellFormed else {
                     throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
                 }
-                result.append(LogRecord(trusted: p, bytes: [UInt8](value)))
+                result.append(LogRecord(trusted: p, bytes: [UInt8](value), dictionaries: databases.dictionaries))
                 bytes += value.count
             }
             return result
@@ -95,7 +95,7 @@ extension EventStore {
                     guard RecordLayout.View(bytes: bytes).isWellFormed else {
                         throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: position)
                     }
-                    return LogRecord(trusted: position, bytes: [UInt8](bytes))
+                    return LogRecord(trusted: position, bytes: [UInt8](bytes), dictionaries: databases.dictionaries)
                 }
                 guard let record else {
                     throw EventLogError(.corrupt, operation: "read", "position \(position) is missing from the log", position: position)

@@ -22,7 +22,7 @@ extension EventStore {
             try refuseSharedDatabaseNames(views.all, index.all)
             if try indexDatabases.metadata.checkFormat(in: txn, path: environment.path) == nil {
                 // A new index: at position 0, its checkpoints there.
-                try indexDatabases.metadata.setFormat(.current, in: txn)
+                try indexDatabases.metadata.setFormat(.index, in: txn)
                 try indexDatabases.clear(index.all, in: txn)
             }
             let target = IndexTarget(environment: environment, databases: indexDatabases, projections: index.all)
@@ -348,7 +348,7 @@ extension EventStore {
     /// time); 0 when there is none.
     private func ageOfRecord(after position: Position) throws -> Double {
         guard let event = try environment.read({ txn in try databases.log.withValue(forKey: position + 1, in: txn) { bytes in
-            RecordLayout.View(bytes: bytes).isWellFormed ? RecordLayout.View(bytes: bytes).event(at: position + 1).appendedAt : nil
+            RecordLayout.View(bytes: bytes).isWellFormed ? Date(microsecondsSince1970: RecordLayout.View(bytes: bytes).micros) : nil
         } }) ?? nil else { return 0 }
         return max(0, Date().timeIntervalSince(event))
     }

@@ -63,7 +63,7 @@ struct IndexTarget {
     private func apply(_ taken: inout [IndexFeed.Piece], thenFrom feed: IndexFeed, in txn: WriteTransaction,
                        limits: IndexTransactionLimits, log: IndexFeed.LogSource) throws -> (RecordedHead, (any Error)?) {
         let slot = LogTransactionSlot()
-        let reader = LogReader(payloads: LogPayloads(log.databases.log, in: log.environment), slot: slot)
+        let reader = LogReader(payloads: LogPayloads(log.databases.log, dictionaries: log.databases.dictionaries, in: log.environment), slot: slot)
         let started = DispatchTime.now().uptimeNanoseconds
         let applier = try ProjectionApplier(projections, in: txn, log: reader)
         var round = 0, events = 0, bytes = 0

@@ -13,23 +13,56 @@ import LMDB
 /// - `redactions`: last position of a redacted range → its first position
 ///   and the position of the ``RedactionRecord`` that redacted it (see
 ///   `LogBatch+Redaction.swift`).
+/// - `dictionaries`: id (4 bytes big-endian) → a zstd dictionary that
+///   compressed payloads name (``LogDictionaries``); absent in a store of
+///   format 1 opened read-only.
 struct LogDatabases: Sendable {
-    static let names = ["log", "meta", "idempotency", "redactions"]
+    static let names = ["log", "meta", "idempotency", "redactions", LogDictionaries.databaseName]
     let log: Database<UInt64, [UInt8]>
     let meta: Database<String, [UInt8]>
     let idempotency: Database<String, IdempotencyEntry>
     let redactions: Database<UInt64, [UInt8]>
+    /// The environment's dictionaries, prepared once read.
+    let dictionaries: LogDictionaries
+    /// The `dictionaries` database; nil in a read-only store that has none.
+    let dictionaryTable: Database<[UInt8], [UInt8]>?
 
     init(openingIn txn: WriteTransaction) throws {
         log = try txn.createDatabase("log")
         meta = try txn.createDatabase("meta")
         idempotency = try txn.createDatabase("idempotency")
         redactions = try txn.createDatabase("redactions")
+        dictionaries = LogDictionaries.of(txn.environment)
+        do {
+            let table: Database<[UInt8], [UInt8]> = try txn.createDatabase(LogDictionaries.databaseName)
+            dictionaries.adopt(table)
+            dictionaryTable = table
+        } catch LMDBError.notFound {
+            dictionaryTable = nil
+        }
     }
 
     /// The log's payloads, read in `txn` (what projection writers are handed).
     func logReader(in txn: ReadTransaction) -> LogReader {
-        LogReader(payloads: LogPayloads(log, in: txn.environment), transaction: txn)
+        LogReader(payloads: LogPayloads(log, dictionaries: dictionaries, in: txn.environment), transaction: txn)
+    }
+
+    /// Makes the newest dictionary in `dictionaries` the one this process
+    /// compresses new records with.
+    func noteNewestDictionary(in txn: ReadTransaction) throws {
+        guard let table = dictionaryTable, let last = try table.cursor(in: txn).lastBytes() else { return }
+        guard last.key.count == 4 else {
+            throw EventLogError.corrupt(key: "\(last.key.count) bytes", database: LogDictionaries.databaseName, operation: "open",
+                                        "a dictionary's key is its id, 4 bytes")
+        }
+        let id = UInt32(bigEndian: last.key.loadUnaligned(as: UInt32.self))
+        dictionaries.noteNewest(try dictionaries.dictionary(id, in: txn, position: 0))
+    }
+
+    /// The event the record `view` at `position` holds, its payload
+    /// decompressed when stored compressed.
+    func event(_ view: RecordLayout.View, at position: Position, in txn: ReadTransaction) throws -> RecordedEvent {
+        try dictionaries.event(of: view, at: position, in: txn)
     }
 
     /// `meta`, read and written as the log environment's (format, head, checkpoints).
@@ -95,8 +128,9 @@ struct LogDatabases: Sendable {
             guard view.isWellFormed else {
                 throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: p)
             }
-            let event = view.isRedacted ? try redactions.describe(view.event(at: p), in: txn) : view.event(at: p)
-            if !(try body(event, view.link)) || p == end { return }
+            let event = try self.event(view, at: p, in: txn)
+            let described = view.isRedacted ? try redactions.describe(event, in: txn) : event
+            if !(try body(described, view.link)) || p == end { return }
         }
         try walk.checkReached(end)
     }

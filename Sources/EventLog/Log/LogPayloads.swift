@@ -16,13 +16,16 @@ import LMDB
 /// (``Projection/makeWriter(in:log:)``), which is the live store's.
 public struct LogPayloads: Sendable {
     let log: Database<Position, [UInt8]>
+    /// Decompresses the payloads stored compressed.
+    let dictionaries: LogDictionaries
     /// The environment the handle belongs to: a database handle is a number
     /// that names another database (or none) in another environment, so a
     /// read in another's transaction is refused, never answered.
     private let environment: ObjectIdentifier
 
-    init(_ log: Database<Position, [UInt8]>, in environment: Environment) {
+    init(_ log: Database<Position, [UInt8]>, dictionaries: LogDictionaries, in environment: Environment) {
         self.log = log
+        self.dictionaries = dictionaries
         self.environment = ObjectIdentifier(environment)
     }
 
@@ -35,12 +38,15 @@ public struct LogPayloads: Sendable {
             return nil
         }
         environment = ObjectIdentifier(txn.environment)
+        dictionaries = LogDictionaries.of(txn.environment)
     }
 
-    /// Calls `body` with the payload of the record at `position`, in the
-    /// map (no copy; valid only inside `body`). Nil when there is no record
-    /// at `position` or its payload was redacted; a record too short for its
-    /// own lengths is reported as a corrupt store.
+    /// Calls `body` with the payload of the record at `position`: in the
+    /// map (no copy; valid only inside `body`), or decompressed when it is
+    /// stored compressed. Nil when there is no record at `position` or its
+    /// payload was redacted; a record too short for its own lengths, or a
+    /// compressed payload that does not decompress, is reported as a
+    /// corrupt store.
     public func withPayload<R>(at position: Position, in txn: ReadTransaction,
                                _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         guard ObjectIdentifier(txn.environment) == environment else {
@@ -55,7 +61,31 @@ public struct LogPayloads: Sendable {
                                     position: position)
             }
             guard !view.isRedacted else { return nil }
-            return try body(view.payload)
+            return try dictionaries.withPayload(of: view, at: position, in: txn, body)
+        }
+        return found ?? nil
+    }
+
+    /// Calls `body` with bytes `range` of the payload of the record at
+    /// `position`, decompressing only the blocks of a compressed payload
+    /// that hold them (``CompressedPayload``): how a view that refers to a
+    /// part of an event (an item of a batch) reads it. Nil as
+    /// ``withPayload(at:in:_:)``; a range past the payload's end throws.
+    public func withPayloadBytes<R>(at position: Position, _ range: Range<Int>, in txn: ReadTransaction,
+                                    _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        guard ObjectIdentifier(txn.environment) == environment else {
+            throw EventLogError(.invalidArgument, operation: "read payload",
+                                "the log's payloads were read in a transaction of another environment (\(txn.environment.path)); "
+                                    + "read them in a transaction of the log's")
+        }
+        let found: R?? = try log.withValue(forKey: position, in: txn) { bytes -> R? in
+            let view = RecordLayout.View(bytes: bytes)
+            guard view.isWellFormed else {
+                throw EventLogError(.corrupt, operation: "read payload", "the record's lengths do not match its \(bytes.count) bytes",
+                                    position: position)
+            }
+            guard !view.isRedacted else { return nil }
+            return try dictionaries.withPayloadBytes(of: view, range, at: position, in: txn, body)
         }
         return found ?? nil
     }
@@ -113,6 +143,11 @@ public struct LogReader {
     /// ``LogPayloads/withPayload(at:in:_:)`` in ``transaction``.
     public func withPayload<R>(at position: Position, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try payloads.withPayload(at: position, in: transaction, body)
+    }
+
+    /// ``LogPayloads/withPayloadBytes(at:_:in:_:)`` in ``transaction``.
+    public func withPayloadBytes<R>(at position: Position, _ range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try payloads.withPayloadBytes(at: position, range, in: transaction, body)
     }
 }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LMDB
 
 /// A record of the log exactly as stored: its position and its bytes
 /// (`Docs/LogFormat.md`), with the fields read from them. What a
@@ -12,8 +13,13 @@ import Foundation
 /// ```
 public struct LogRecord: Sendable, Equatable {
     public let position: Position
-    /// The record's bytes, exactly as the log holds them.
+    /// The record's bytes, exactly as the log holds them (a compressed
+    /// payload compressed: what a shipper copies and a follower stores).
     public let bytes: [UInt8]
+    /// The dictionaries of the store it was read from, which decompress
+    /// its payload; nil for a record from elsewhere (PostgreSQL), whose
+    /// payload is read once a store holds it and its dictionary.
+    let dictionaries: LogDictionaries?
 
     /// A record read from elsewhere (PostgreSQL, a file). Checks that the
     /// bytes have a record's shape, so the accessors below are safe; the
@@ -29,14 +35,20 @@ public struct LogRecord: Sendable, Equatable {
         }
         self.position = position
         self.bytes = bytes
+        dictionaries = nil
     }
 
-    init(trusted position: Position, bytes: [UInt8]) {
+    init(trusted position: Position, bytes: [UInt8], dictionaries: LogDictionaries?) {
         self.position = position
         self.bytes = bytes
+        self.dictionaries = dictionaries
     }
 
-    private func view<R>(_ body: (RecordLayout.View) throws -> R) rethrows -> R {
+    public static func == (lhs: LogRecord, rhs: LogRecord) -> Bool {
+        lhs.position == rhs.position && lhs.bytes == rhs.bytes
+    }
+
+    func view<R>(_ body: (RecordLayout.View) throws -> R) rethrows -> R {
         try bytes.withUnsafeBytes { try body(RecordLayout.View(bytes: $0)) }
     }
 
@@ -45,27 +57,55 @@ public struct LogRecord: Sendable, Equatable {
     public var schemaVersion: UInt32 { view { $0.schemaVersion } }
     public var appendedAtMicroseconds: Int64 { view { $0.micros } }
     public var appendedAt: Date { Date(microsecondsSince1970: appendedAtMicroseconds) }
-    /// The payload; empty when redacted.
-    public var payload: [UInt8] { view { [UInt8]($0.payload) } }
+    /// The payload as appended (decompressed when stored compressed);
+    /// empty when redacted. Throws for a compressed payload whose
+    /// dictionary is not at hand, or that does not decompress.
+    public var payload: [UInt8] {
+        get throws { try view { try $0.isRedacted ? [] : decoder.payload(of: $0, at: position, in: nil) } }
+    }
+    /// Whether the payload is stored compressed.
+    public var isCompressed: Bool { view { $0.isCompressed } }
+    /// The dictionary a compressed payload names (0: none); nil when the
+    /// payload is not compressed.
+    public var dictionaryID: UInt32? {
+        view { view in
+            guard view.isCompressed else { return nil }
+            return (try? CompressedPayload(view.storedPayload, payloadLength: view.payloadLength))?.dictionaryID
+        }
+    }
     /// SHA-256 of the payload as appended (kept when the payload is redacted).
     public var payloadDigest: [UInt8] { view { [UInt8]($0.payloadDigest) } }
     /// The record's link of the hash chain.
     public var link: ChainLink { view { $0.link } }
     public var isRedacted: Bool { view { $0.isRedacted } }
-    /// The record as the projections see it.
-    public var event: RecordedEvent { view { $0.event(at: position) } }
+    /// The record as the projections see it (its payload decompressed).
+    public var event: RecordedEvent {
+        get throws { try view { try decoder.event(of: $0, at: position, in: nil) } }
+    }
+
+    /// What reads the payload: the store's dictionaries, or (for a record
+    /// from elsewhere) the no-dictionary codec, which throws for a payload
+    /// that names one.
+    private var decoder: LogDictionaries { dictionaries ?? LogDictionaries.detached }
 
     /// Checks the record on its own: checksum, and the payload's digest
     /// unless redacted. (Whether its link follows its predecessor's is
     /// checked where the predecessor is known: ``link(after:)``.)
     public func validate() throws {
+        try validate(using: decoder, in: nil)
+    }
+
+    /// ``validate()``, reading a compressed payload's dictionary from
+    /// `dictionaries` (in `txn`: a follower's write, which may have just
+    /// stored it).
+    func validate(using dictionaries: LogDictionaries, in txn: ReadTransaction?) throws {
         try view { view in
             guard view.storedChecksum == view.computedChecksum else {
                 throw EventLogError(.corrupt, operation: "check record", "checksum mismatch", position: position)
             }
             if !view.isRedacted {
                 var hasher = SHA256()
-                hasher.update(bufferPointer: view.payload)
+                try dictionaries.withPayload(of: view, at: position, in: txn) { hasher.update(bufferPointer: $0) }
                 let digest = ChainLink(hasher.finalize())
                 guard digest == ChainLink(bytes: view.payloadDigest) else {
                     throw EventLogError(.corrupt, operation: "check record", "the payload's SHA-256 differs from its digest", position: position)

@@ -112,7 +112,7 @@ extension EventStore {
                                           detail: "expected position \(next), the next record is at \(position)")
                     }
                     let view = RecordLayout.View(bytes: value)
-                    if let problem = check(view, at: position, previousLink: &link, payloadCheck: payloadCheck)
+                    if let problem = check(view, at: position, previousLink: &link, payloadCheck: payloadCheck, in: txn)
                         ?? audit.note(view, at: position) {
                         return problem
                     }
@@ -148,10 +148,10 @@ extension EventStore {
     }
 
     private func check(_ view: RecordLayout.View, at position: Position, previousLink: inout ChainLink,
-                       payloadCheck: ((RecordedEvent) throws -> Void)?) -> LogProblem? {
+                       payloadCheck: ((RecordedEvent) throws -> Void)?, in txn: ReadTransaction) -> LogProblem? {
         guard view.isWellFormed else {
             return LogProblem(position: position, kind: .malformedRecord,
-                              detail: "\(view.bytes.count) bytes do not hold a format-\(RecordLayout.format) record")
+                              detail: "\(view.bytes.count) bytes do not hold a record of format \(RecordLayout.formats.lowerBound) to \(RecordLayout.format)")
         }
         let stored = view.storedChecksum, computed = view.computedChecksum
         guard stored == computed else {
@@ -159,9 +159,19 @@ extension EventStore {
                               detail: "stored CRC-32C \(hex(stored)), computed \(hex(computed))")
         }
         if let problem = RedactionAudit.checkRules(view, at: position) { return problem }
+        // The payload as appended (decompressed once, for the digest and the payload check).
+        var payload: [UInt8]? = nil
         if !view.isRedacted {
-            let digest = SHA256.hash(data: view.payload)
-            guard digest.elementsEqual(view.payloadDigest) else {
+            let digestMatches: Bool
+            do {
+                digestMatches = try databases.dictionaries.withPayload(of: view, at: position, in: txn) { bytes in
+                    if payloadCheck != nil && view.isCompressed { payload = [UInt8](bytes) }
+                    return SHA256.hash(data: bytes).elementsEqual(view.payloadDigest)
+                }
+            } catch {
+                return LogProblem(position: position, kind: .malformedRecord, detail: "\(error)")
+            }
+            guard digestMatches else {
                 return LogProblem(position: position, kind: .payloadDigestMismatch,
                                   detail: "the payload does not hash to the stored SHA-256")
             }
@@ -173,7 +183,7 @@ extension EventStore {
                               detail: "the record's link does not follow from position \(position - 1)'s: the record was altered, moved or its predecessor replaced")
         }
         if let payloadCheck, !view.isRedacted, !view.type.elementsEqual(RedactionRecord.type.utf8) {
-            let event = view.event(at: position)
+            let event = view.event(at: position, payload: payload ?? [UInt8](view.storedPayload))
             do { try payloadCheck(event) } catch {
                 return LogProblem(position: position, kind: .undecodablePayload, detail: "\(event.type) v\(event.schemaVersion): \(error)")
             }

@@ -150,6 +150,18 @@ public protocol ProjectionSet: ProjectionList {
     /// give them what of this set they read (in the log's transactions).
     /// It must only open databases.
     func openIndex(in txn: WriteTransaction) throws -> Index
+    /// Who an event belongs to (a user, as bytes), for the log's
+    /// dictionary trainer: a dictionary keeps only text found in the events
+    /// of at least ``DictionaryTrainer/minimumOwners`` owners, so that none
+    /// holds what one user alone wrote (`Docs/LogFormat.md`,
+    /// "Dictionaries"). Nil: the event adds no owner. The default says nil
+    /// for every event, so no text enters a dictionary (only its entropy
+    /// tables are trained).
+    static func dictionaryOwner(of event: RecordedEvent) -> [UInt8]?
+}
+
+extension ProjectionSet {
+    public static func dictionaryOwner(of event: RecordedEvent) -> [UInt8]? { nil }
 }
 
 extension ProjectionSet where Index == NoProjections {

@@ -59,7 +59,7 @@ final class ViewBuilder<Views: ProjectionSet> {
         case .index:
             (projections, indexDatabases) = try target.write { txn in
                 let databases = try IndexDatabases(openingIn: txn)
-                try databases.metadata.setFormat(.current, in: txn)
+                try databases.metadata.setFormat(.index, in: txn)
                 let projections = try source.views.openIndex(in: txn).all
                 try databases.clear(projections, in: txn)
                 return (projections, databases)

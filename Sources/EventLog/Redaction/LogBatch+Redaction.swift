@@ -181,7 +181,7 @@ extension RecordLayout {
     static func appendRedacted(_ view: View, to out: inout [UInt8]) {
         let t = view.typeLength
         out.append(contentsOf: view.bytes[0..<(headerSize + t)])
-        out[1] |= redactedFlag
+        out[1] = (out[1] & ~compressedFlag) | redactedFlag
         out[16] = 0; out[17] = 0; out[18] = 0; out[19] = 0
         let crc = out.withUnsafeBytes { CRC32C.checksum($0) }
         withUnsafeBytes(of: crc.bigEndian) { out.append(contentsOf: $0) }

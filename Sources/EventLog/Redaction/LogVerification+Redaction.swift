@@ -18,9 +18,15 @@ struct RedactionAudit {
             return LogProblem(position: position, kind: .invalidTypeLength,
                               detail: "the type is \(t) bytes; allowed: 1 to \(RecordLayout.maxTypeLength)")
         }
-        guard view.flags & ~RecordLayout.redactedFlag == 0 else {
+        let allowed = RecordLayout.allowedFlags(format: view.format)
+        guard view.flags & ~allowed == 0 else {
+            let which = allowed == RecordLayout.redactedFlag ? "only bit 0 (redacted)" : "only bit 0 (redacted) and bit 1 (compressed)"
             return LogProblem(position: position, kind: .reservedFlagSet,
-                              detail: "flags byte 0x\(String(view.flags, radix: 16)); only bit 0 (redacted) may be set")
+                              detail: "flags byte 0x\(String(view.flags, radix: 16)) in a record of format \(view.format); \(which) may be set")
+        }
+        if view.isRedacted && view.flags & RecordLayout.compressedFlag != 0 {
+            return LogProblem(position: position, kind: .reservedFlagSet,
+                              detail: "flags byte 0x\(String(view.flags, radix: 16)): a redacted record has no payload to be compressed (bit 1 clear)")
         }
         if view.isRedacted && view.payloadLength != 0 {
             return LogProblem(position: position, kind: .redactedWithPayload,
@@ -41,7 +47,7 @@ struct RedactionAudit {
                               detail: "\(RedactionRecord.type) of schema version \(view.schemaVersion); this version reads 1")
         }
         let record: RedactionRecord
-        do { record = try RedactionRecord(payload: [UInt8](view.payload)) } catch {
+        do { record = try RedactionRecord(payload: [UInt8](view.storedPayload)) } catch {
             return LogProblem(position: position, kind: .malformedRedaction, detail: "\(error)")
         }
         if let last = record.positions.last, last >= position {

@@ -63,7 +63,7 @@ final class RedactionLookup {
             let view = RecordLayout.View(bytes: bytes)
             guard view.isWellFormed, !view.isRedacted, view.type.elementsEqual(RedactionRecord.type.utf8),
                   view.schemaVersion == RedactionRecord.schemaVersion else { return nil }
-            return try? RedactionRecord(payload: [UInt8](view.payload))
+            return try? RedactionRecord(payload: [UInt8](view.storedPayload))
         } ?? nil
         decoded[position] = record
         return record
@@ -95,7 +95,7 @@ public struct PendingRedaction: Sendable, Equatable {
                                 position: record.position)
         }
         let decoded: RedactionRecord
-        do { decoded = try RedactionRecord(payload: record.payload) } catch {
+        do { decoded = try RedactionRecord(payload: try record.payload) } catch {
             throw EventLogError(.corrupt, operation: "check redaction authorization", "\(error)", position: record.position)
         }
         guard let last = decoded.positions.last, last < record.position else {

@@ -42,11 +42,14 @@ extension EventStore {
         try directory.refuseForeignWriter(operation: "compact")
         // No byte of a forgotten user may stay in the index's file either: it must have applied every forget.
         try bringIndexPastForgets(path: path, options: options)
+        var rewrite = RecordRewrite()
         var head: Position = 0
         var removed: [String] = []
         let report: CompactionReport
         do {
-            report = try Environment.compact(path: path, options: options.environmentOptions, beforeSwap: { old, copy in
+            report = try Environment.compact(path: path, options: options.environmentOptions, beforeCopy: { environment in
+                rewrite = try rewriteRecordsCompact(in: environment, path: path)
+            }, beforeSwap: { old, copy in
                 let before = try CompactionFingerprint(of: old, directory)
                 let after = try CompactionFingerprint(of: copy, directory)
                 if let difference = before.difference(from: after) {
@@ -67,6 +70,7 @@ extension EventStore {
                                      bytesZeroed: report.bytesZeroed,
                                      removed: (report.removedLeftover ? [Environment.compactionCopyName] : []) + removed,
                                      seconds: report.seconds)
+        result.records = rewrite
         result.index = try compactIndex(ofStore: report.path, options: options, progress: progress)
         if let index = result.index {
             result.removed += index.removed

@@ -251,6 +251,7 @@ extension EventStore {
             return target
         }
         try copyLog(through: position, into: builder.target, databases: target, progress: progress)
+        try copyDictionaries(into: builder.target, databases: target)
         try copyRedactions(through: position, into: builder.target, databases: target)
         let candidates = full ? [] : try newestUsableSnapshot(atOrBefore: position).map { [$0] } ?? []
         let (used, damaged) = try builder.build(through: position, from: candidates)

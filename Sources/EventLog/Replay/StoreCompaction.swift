@@ -19,6 +19,9 @@ public struct StoreCompaction: Sendable, Equatable {
     /// The index environment's compaction (`index/data.mdb`); nil when the
     /// store has none.
     public var index: IndexCompaction?
+    /// The records rewritten in the compact form before the copy
+    /// (``EventStore/rewriteRecordsCompact(path:options:)``).
+    public var records = RecordRewrite()
 
     public init(path: String, head: Position, bytesBefore: Int, bytesAfter: Int, bytesZeroed: Int, removed: [String], seconds: Double) {
         self.path = path

@@ -47,6 +47,8 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
     /// The writer thread and the queue of writes waiting for it.
     let groupCommit: GroupCommit
     let snapshotInProgress = SingleFlight()
+    /// At most one dictionary trained at a time (``trainDictionaryIfDue()``).
+    let dictionaryTraining = SingleFlight()
     /// Wakes subscriptions and the indexer when a write of this store commits.
     let commits: CommitSignal
     /// Applies the index behind the log, in a store opened for writing.
@@ -99,9 +101,10 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
         try directory.refuseForeign(environment)
         (databases, views) = try environment.write { txn in
             let databases = try LogDatabases(openingIn: txn)
-            if try databases.metadata.checkFormat(in: txn, path: path) == nil {
+            if try databases.metadata.checkFormat(in: txn, path: path) != .current {
                 try databases.metadata.setFormat(.current, in: txn)
             }
+            try databases.noteNewestDictionary(in: txn)
             return (databases, try Views(openingIn: txn))
         }
         // A log behind a snapshot has lost records: nothing is written over positions it has seen.
@@ -203,6 +206,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             receipt.removedSnapshots = Array(Set(receipt.removedSnapshots + late)).sorted()
         }
         snapshotIfDue(appended: receipt.isRetry ? nil : receipt.positions)
+        if receipt.positions != nil && !receipt.isRetry { trainDictionaryIfDue() }
         return receipt
     }
 
@@ -290,7 +294,7 @@ public final class EventStore<Views: ProjectionSet>: Sendable {
             guard view.isWellFormed else {
                 throw EventLogError(.corrupt, operation: "read", "the record is malformed", position: position)
             }
-            return try RedactionLookup(databases).describe(view.event(at: position), in: txn)
+            return try RedactionLookup(databases).describe(databases.event(view, at: position, in: txn), in: txn)
         }
     }
 

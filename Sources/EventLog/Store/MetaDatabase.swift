@@ -42,16 +42,24 @@ struct MetaDatabase: Sendable {
         try formats.put(format, forKey: "format", in: txn)
     }
 
+    /// The format this version writes in this environment: the log's
+    /// records and metadata (``StoreFormat/current``), or the index's
+    /// (``StoreFormat/index``), which holds no records.
+    var writtenFormat: StoreFormat { environment == .log ? .current : .index }
+
     /// The stored format, after checking that this version reads it; nil
-    /// in an environment that has none yet. `path` is the environment's
-    /// directory, for the message.
+    /// in an environment that has none yet. A log of an older readable
+    /// format opens (``StoreFormat/readable``); an index reads only its
+    /// own. `path` is the environment's directory, for the message.
     @discardableResult
     func checkFormat(in txn: ReadTransaction, path: String, operation: String = "open") throws -> StoreFormat? {
         guard let stored = try format(in: txn) else { return nil }
-        guard stored == .current else {
+        let readable = environment == .log ? StoreFormat.readable : writtenFormat.version...writtenFormat.version
+        guard readable.contains(stored.version) else {
             throw EventLogError(.incompatibleFormat, operation: operation,
                                 "\(environment == .log ? "the store" : "the index") at \(path) has format \(stored.version); "
-                                    + "this version reads format \(StoreFormat.current.version)")
+                                    + "this version reads "
+                                    + (readable.count == 1 ? "format \(readable.lowerBound)" : "formats \(readable.lowerBound) to \(readable.upperBound)"))
         }
         return stored
     }

@@ -6,8 +6,16 @@ import LMDB
 struct StoreFormat: Equatable {
     var version: UInt32
 
-    /// The format this version writes and reads.
-    static let current = StoreFormat(version: 1)
+    /// The format this version writes: records of format 2 may compress
+    /// their payloads (`dictionaries` holds what they name).
+    static let current = StoreFormat(version: 2)
+    /// The formats it reads: a store of format 1 opens, and becomes format
+    /// 2 when it is opened for writing (its records stay as they are, until
+    /// `compact` rewrites them).
+    static let readable: ClosedRange<UInt32> = 1...2
+    /// The format of the index environment (`index/`'s `meta`), which
+    /// holds no records: 1, unchanged by the log's compression.
+    static let index = StoreFormat(version: 1)
 }
 
 extension StoreFormat: LMDBCodable {

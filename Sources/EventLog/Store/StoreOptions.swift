@@ -69,6 +69,15 @@ public struct StoreOptions: Sendable {
     public var indexBacklogWait: Duration = .seconds(1)
     /// Snapshots taken by the store itself after commits; nil: only on request.
     public var snapshotPolicy: SnapshotPolicy?
+    /// Payload bytes written without a dictionary after which the store
+    /// trains one (in the background, `Docs/LogFormat.md`, "Dictionaries"),
+    /// and, with one, the bytes over which it watches how well it
+    /// compresses (retraining when it compresses 15 % worse than over the
+    /// first such stretch). nil (the engine's default; an `ActivityStore`
+    /// trains after 4 MiB): only `compact` and ``EventStore/trainDictionary()``
+    /// train. The training runs on a thread of its own that holds the
+    /// store until it ends (a second or two), as an automatic snapshot does.
+    public var dictionaryTrainingBytes: Int?
     /// Open to read only (`MDB_RDONLY`): no write transaction ever, so no
     /// waiting for a writer of this or another process, no catch-up and no
     /// rebuild of the views; the store must exist. Works on a read-only

@@ -89,16 +89,26 @@ public final class LogBatch {
         }
         let position = head + 1
         let micros = (event.at ?? time).microsecondsSince1970
-        let size = RecordLayout.size(typeLength: typeLength, payloadLength: event.payload.count)
+        // The engine's own records stay uncompressed (a reader finds a redaction without a dictionary).
+        let stored = event.type.hasPrefix(Self.engineTypePrefix) ? nil : try databases.dictionaries.compressed(event.payload)
+        let size = RecordLayout.size(typeLength: typeLength, payloadLength: stored?.count ?? event.payload.count)
         let previous = link
         var newLink = ChainLink.zero
         var type = event.type
         try type.withUTF8 { typeBytes in
             try event.payload.withUnsafeBytes { payload in
                 try databases.log.put(reserving: size, forKey: position, flags: .append, in: transaction) { out in
-                    newLink = RecordLayout.encode(
-                        into: out, position: position, type: UnsafeRawBufferPointer(typeBytes),
-                        schemaVersion: event.schemaVersion, micros: micros, payload: payload, previousLink: previous)
+                    if let stored {
+                        stored.withUnsafeBytes { stored in
+                            newLink = RecordLayout.encode(
+                                into: out, position: position, type: UnsafeRawBufferPointer(typeBytes), schemaVersion: event.schemaVersion,
+                                micros: micros, payload: payload, stored: stored, previousLink: previous)
+                        }
+                    } else {
+                        newLink = RecordLayout.encode(
+                            into: out, position: position, type: UnsafeRawBufferPointer(typeBytes),
+                            schemaVersion: event.schemaVersion, micros: micros, payload: payload, previousLink: previous)
+                    }
                 }
             }
         }
@@ -132,7 +142,7 @@ public final class LogBatch {
                                 "record \(record.position) does not follow this log's head \(head); allowed: position \(head + 1)",
                                 position: record.position)
         }
-        try record.validate()
+        try record.validate(using: databases.dictionaries, in: transaction)
         guard record.link(after: link) == record.link else {
             throw EventLogError(.diverged, operation: "append record",
                                 "the link of record \(record.position) does not follow this log's record \(head): the histories differ",
@@ -148,7 +158,7 @@ public final class LogBatch {
         link = record.link
         appendedBytes += record.bytes.count
         if firstAppended == nil { firstAppended = record.position }
-        var event = record.event
+        var event = try record.view { try databases.dictionaries.event(of: $0, at: record.position, in: transaction) }
         if let authorization = arrival.authorization {
             event.redactedBy = authorization.position
             event.redactionRecord = authorization.record

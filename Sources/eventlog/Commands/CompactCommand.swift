@@ -20,6 +20,7 @@ struct CompactCommand: Subcommand {
             every forget (its indexer cut off) is first brought past them, or compact refuses, saying why:
             no byte of a forgotten user is left in either file.
             JSON: {"store","head","bytesBefore","bytesAfter","bytesZeroed","removed":[NAME],"seconds",
+                   "records":{"recordsRewritten","storedBytesBefore","storedBytesAfter","dictionary","dictionariesRemoved"},
                    "index":{"bytesBefore","bytesAfter","bytesZeroed"}} ("index" omitted when the store has none;
             bytesZeroed: stale bytes LMDB's copy carries in overflow pages' tails and pages' free space, zeroed before the swap).
 
@@ -50,6 +51,14 @@ struct CompactCommand: Subcommand {
                 "removed": .array(result.removed.map { .string($0) }),
                 "seconds": .double(result.seconds),
             ]
+            var records: [String: JSONValue] = [
+                "recordsRewritten": .integer(Int64(result.records.recordsRewritten)),
+                "storedBytesBefore": .integer(Int64(result.records.storedBytesBefore)),
+                "storedBytesAfter": .integer(Int64(result.records.storedBytesAfter)),
+                "dictionariesRemoved": .array(result.records.dictionariesRemoved.map { .integer(Int64($0)) }),
+            ]
+            if let dictionary = result.records.dictionary { records["dictionary"] = .integer(Int64(dictionary)) }
+            members["records"] = .object(records)
             if let index = result.index {
                 members["index"] = .object([
                     "bytesBefore": .integer(Int64(index.bytesBefore)),
@@ -64,6 +73,11 @@ struct CompactCommand: Subcommand {
                 + String(format: "(%.1f %% smaller)", saved) + ", head \(result.head), "
                 + String(format: "%.2f s", result.seconds)
                 + (result.bytesZeroed > 0 ? "; \(result.bytesZeroed) stale bytes zeroed" : ""))
+            if result.records.recordsRewritten > 0 {
+                Output.line("rewrote \(result.records.recordsRewritten) records compact: \(result.records.storedBytesBefore) -> "
+                    + "\(result.records.storedBytesAfter) stored bytes"
+                    + (result.records.dictionary.map { ", dictionary \($0)" } ?? ", no dictionary"))
+            }
             if let index = result.index {
                 Output.line("compacted its index: index/data.mdb \(index.bytesBefore) -> \(index.bytesAfter) bytes"
                     + (index.bytesZeroed > 0 ? "; \(index.bytesZeroed) stale bytes zeroed" : ""))

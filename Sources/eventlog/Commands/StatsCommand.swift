@@ -24,6 +24,7 @@ struct StatsCommand: Subcommand {
                             "projections":[{"projection","version","storedVersion","checkpoint"}],
                             "databases":[{"name","entries","bytes"}],"mapSize","mapUsed"},
                    "eventCounts":{TYPE:N},"databases":[{"name","entries","bytes"}],
+                   "log":{"records","compressedRecords","rawBytes","storedBytes","pageBytes","dictionaries","dictionaryBytes"},
                    "mapSize","mapUsed","pageSize","readers":{"max","used","lockFile","oldest":{"pid","transaction","age"}},
                    "follow":{"stream","streamHead","streamEpoch","lag","seenAt"},"ships":[{"stream","epoch"}],
                    "snapshots":[{"kind","position","link","path","bytes","projections","history"}]};
@@ -67,6 +68,10 @@ private struct StoreReport {
     let status: ViewStatus
     /// By bytes: two event types that differ in one byte are two types.
     let counts: [Name: Int]
+    /// The log's records: raw and stored bytes, how many compressed, the dictionaries.
+    let size: LogSize
+    /// The pages of the `log` database.
+    let logPages: Int
     let info: EnvironmentInfo
     let readsWithoutLock: Bool
     /// The oldest read transaction of another process, and how many commits it holds back.
@@ -91,7 +96,11 @@ private struct StoreReport {
         self.head = head
         self.databases = databases
         self.status = status
-        counts = try StoreReport.countEvents(store, through: head)
+        size = try StoreReport.measureLog(store, through: head)
+        var counts: [Name: Int] = [:]
+        for (type, count) in size.types { counts[Name(String(decoding: type, as: UTF8.self)), default: 0] += count }
+        self.counts = counts
+        logPages = databases.first { $0.name == "log" }?.stats.bytes ?? 0
         path = environment.path
         info = environment.info()
         readsWithoutLock = environment.readsWithoutLock
@@ -116,19 +125,12 @@ private struct StoreReport {
         }
     }
 
-    /// The events through `head` counted by type, with progress on a terminal.
-    static func countEvents(_ store: ActivityStore, through head: Position) throws -> [Name: Int] {
-        var counts: [Name: Int] = [:]
+    /// The log's records through `head` measured and counted by type, with progress on a terminal.
+    static func measureLog(_ store: ActivityStore, through head: Position) throws -> LogSize {
         let progress = Progress()
-        var seen: UInt64 = 0
-        try store.eventStore.forEachEvent(from: 1, through: head) { event in
-            counts[Name(event.type), default: 0] += 1
-            seen += 1
-            progress.update("counting events: \(seen) of \(head)")
-            return true
-        }
+        let size = try store.eventStore.logSize(through: head) { seen, last in progress.update("counting events: \(seen) of \(last)") }
         progress.finish()
-        return counts
+        return size
     }
 
     // MARK: JSON
@@ -147,6 +149,12 @@ private struct StoreReport {
             }),
             "eventCounts": .object(counts.map { (key: $0.key.string, value: JSONValue.integer(Int64($0.value))) }),
             "databases": StoreReport.json(databases),
+            "log": .object([
+                "records": .integer(Int64(size.records)), "compressedRecords": .integer(Int64(size.compressedRecords)),
+                "rawBytes": .integer(Int64(size.rawBytes)), "storedBytes": .integer(Int64(size.storedBytes)),
+                "pageBytes": .integer(Int64(logPages)),
+                "dictionaries": .integer(Int64(size.dictionaries)), "dictionaryBytes": .integer(Int64(size.dictionaryBytes)),
+            ]),
             "mapSize": .integer(Int64(info.mapSize)),
             "mapUsed": .integer(Int64(info.usedBytes)),
             "pageSize": .integer(Int64(info.pageSize)),
@@ -218,6 +226,10 @@ private struct StoreReport {
     func printText() {
         Output.line("store      \(path)")
         Output.line("head       \(head)")
+        let ratio = { (part: Int) in size.rawBytes > 0 ? String(format: "%.2fx", Double(part) / Double(size.rawBytes)) : "-" }
+        Output.line("log        \(size.records) records: \(bytes(size.rawBytes)) raw, \(bytes(size.storedBytes)) stored (\(ratio(size.storedBytes))), "
+            + "\(bytes(logPages)) of pages (\(ratio(logPages))); \(size.compressedRecords) compressed, "
+            + "\(size.dictionaries) dictionaries of \(bytes(size.dictionaryBytes))")
         Output.line("map        \(bytes(info.usedBytes)) used of \(bytes(info.mapSize)) (page \(info.pageSize) bytes)")
         if readsWithoutLock {
             Output.line("readers    none: read without the lock file (read-only directory), consistent only while nothing writes")

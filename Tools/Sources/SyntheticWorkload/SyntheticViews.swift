@@ -16,7 +16,15 @@ public enum SyntheticEvent {
             $0.storeBytes(of: writer.bigEndian, as: UInt64.self)
             $0.storeBytes(of: sequence.bigEndian, toByteOffset: 8, as: UInt64.self)
         }
-        for i in 16..<bytes.count { bytes[i] = UInt8(truncatingIfNeeded: Int(sequence) &+ i) }
+        // Pseudo-random filler (xorshift): as incompressible as most binary
+        // payloads, so the log stores these bytes as they are.
+        var state = (writer &* 0x9E37_79B9_7F4A_7C15) ^ (sequence &* 0xBF58_476D_1CE4_E5B9) | 1
+        for i in 16..<bytes.count {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            bytes[i] = UInt8(truncatingIfNeeded: state)
+        }
         return bytes
     }
 

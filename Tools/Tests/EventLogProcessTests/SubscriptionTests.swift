@@ -82,7 +82,7 @@ struct SubscriptionTests {
         }
         #expect(previous == (try store.headAndLink().link))
         let sample = records[1_234]
-        #expect(sample.event == (try store.event(at: sample.position)))
+        #expect(try sample.event == (try store.event(at: sample.position)))
         #expect(sample == (try store.record(at: sample.position)))
     }
 
