@@ -122,7 +122,10 @@ extension DamagedFileTests {
             dir.remove()
         }
         let cleanItems = try CLI.run(Self.userItems(store)).stdout
-        #expect(chmod(dir.path, 0o755) == 0 && chmod(store + "/index", 0o000) == 0)
+        // The store is nobody's (its files are 0600 in a 0700 directory), all but its index, which nobody may open.
+        #expect(chmod(dir.path, 0o755) == 0)
+        for path in [store, store + "/data.mdb", store + "/lock.mdb"] { #expect(chown(path, 65534, 65534) == 0, "\(path)") }
+        #expect(chmod(store + "/index", 0o000) == 0)
         let nobody = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
         let search = try CLI.run(Self.search(store), through: nobody)
         #expect(search.status == 1 && search.stderr.contains("permission denied") && search.stderr.contains(store + "/index")

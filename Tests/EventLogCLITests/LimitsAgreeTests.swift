@@ -112,7 +112,9 @@ extension LimitsAgreeTests {
         #expect(refused.exited && refused.status == 1 && refused.stderr.contains("1000 comparisons"), "\(refused)")
         let heavy = (0..<120).map { #"contentDescription == "*xy\#($0)*"cd"# }.joined(separator: " || ")
         let stopped = try CLI.runBounded(["query", "--store", store, heavy, "--json"].map { Array($0.utf8) }, timeout: 60)
-        #expect(stopped.exited && stopped.status == 1 && stopped.stderr.contains("query too costly"), "\(stopped)")
+        // Its work bound stops it; on a slow machine its deadline (5 s) may come first: either is a clear error, in bounded time.
+        #expect(stopped.exited && stopped.status == 1
+                && (stopped.stderr.contains("query too costly") || stopped.stderr.contains("query stopped at its deadline")), "\(stopped)")
         let fine = try CLI.run(["query", "--store", store, #"contentDescription == "*olo*"cd"#, "--json"])
         #expect(fine.status == 0, "\(fine.stderr)")
         #expect(try fine.objects().count == 3_000)

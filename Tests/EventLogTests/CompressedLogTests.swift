@@ -190,7 +190,8 @@ struct CompressedLogTests {
         let store = try EventStore<OwnedViews>(path: dir.path, options: options)
         for chunk in 0..<5 { try await store.append(Self.events(100, from: chunk * 100)) }
         var size = try store.logSize()
-        for _ in 0..<100 where size.dictionaries == 0 {
+        // Training runs beside the writer: wait for it (up to 2 minutes on a loaded machine; at once when it is done).
+        for _ in 0..<2_400 where size.dictionaries == 0 {
             try await Task.sleep(for: .milliseconds(50))
             size = try store.logSize()
         }

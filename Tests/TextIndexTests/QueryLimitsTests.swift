@@ -68,8 +68,9 @@ struct QueryLimitsTests {
     func defaultWorkBound() throws {
         let t = try Self.index()
         let heavy = (0..<120).map { #"contentDescription == "*x\#($0)*"cd"# }.joined(separator: " || ")
-        let started = DispatchTime.now().uptimeNanoseconds
-        #expect(Self.limit { try Self.query(t, heavy, QueryLimits()) } == .work)
-        #expect(DispatchTime.now().uptimeNanoseconds - started < 30_000_000_000)
+        // The default work bound, not the deadline, stops it (the deadline lifted, so a slow machine does not decide).
+        var limits = QueryLimits()
+        limits.timeout = .seconds(3_600)
+        #expect(Self.limit { try Self.query(t, heavy, limits) } == .work)
     }
 }
