@@ -45,7 +45,9 @@ extension EventStore {
             return try writeSnapshot(projections, at: head, to: snapshotPath(head.position), in: txn)
         }
         if !existed.contains(StorePath.lastComponent(info.path)) { made.append(info.path) }
+        try removeIfForgotten(info)
         if let index {
+            var indexSnapshot: SnapshotInfo?
             try index.environment.read { txn in
                 let applied = try index.databases.applied(in: txn)
                 guard applied.position > 0 else { return }
@@ -62,8 +64,9 @@ extension EventStore {
                         """)
                     return
                 }
-                try writeSnapshot(index.views.all, at: applied, to: snapshotPath(applied.position, .index), in: txn)
+                indexSnapshot = try writeSnapshot(index.views.all, at: applied, to: snapshotPath(applied.position, .index), in: txn)
             }
+            if let indexSnapshot { try removeIfForgotten(indexSnapshot) }
         }
         return info
     }
@@ -121,18 +124,23 @@ extension EventStore {
         guard rename(temporary, final) == 0 else {
             throw SnapshotFile.failure(LMDBError(code: errno, call: "rename(\(temporary), \(final))"), path: final)
         }
-        // A forget that committed after `txn` began removed the snapshots it
-        // reaches (in its transaction and after it), but not one renamed
-        // since: looked for again now, in a transaction begun after the
-        // rename, so that one of the two sees the other.
-        if let by = try environment.read({ try databases.redaction(after: head.position, in: $0) }) {
-            unlink(final)
-            throw EventLogError(.snapshot, operation: "snapshot create",
-                                "a forget (the redaction record at \(by)) committed while the snapshot at \(head.position) was written: "
-                                    + "it held what that forget erased, and was removed; take the snapshot again")
-        }
         StoreOwner.adopt(final)
         return try snapshotInfo(at: final)
+    }
+
+    /// A forget that committed after the snapshot's transaction began
+    /// removed the snapshots it reaches (in its transaction and after it),
+    /// but not one renamed since: looked for again, in a transaction begun
+    /// after the rename, so that one of the two sees the other. Called once
+    /// the snapshot's own read transaction has ended: a read nested in it
+    /// would wait forever when the map grew meanwhile (adopting the new
+    /// size waits for every transaction of the environment to end).
+    private func removeIfForgotten(_ snapshot: SnapshotInfo) throws {
+        guard let by = try environment.read({ try databases.redaction(after: snapshot.position, in: $0) }) else { return }
+        unlink(snapshot.path)
+        throw EventLogError(.snapshot, operation: "snapshot create",
+                            "a forget (the redaction record at \(by)) committed while the snapshot at \(snapshot.position) was written: "
+                                + "it held what that forget erased, and was removed; take the snapshot again")
     }
 
     /// The snapshots of the views on disk, oldest first. Files that are not
