@@ -12,6 +12,10 @@
 #                   `swift build -c release --scratch-path .build-bench`)
 #   --keep DIR      keep every command's raw output in DIR
 #
+# PEER_BENCH=FILE runs a copy of peer_bench.py instead of ../shared's (the
+# shared one keeps its stores in /tmp/peer-*: a copy with other paths lets
+# two people measure at once).
+#
 # Needs the corpus in ../shared/corpus beside the checkout and python3 with
 # `tantivy` and `lmdb` (`pip install tantivy lmdb`). The whole corpus takes
 # about ten minutes on two cores. Progress goes to stderr, the table to
@@ -34,7 +38,7 @@ done
 shared=$(cd "$root/../shared" 2>/dev/null && pwd -P || echo "$root/../shared")
 corpus=$shared/corpus/items.jsonl.gz
 queries=$shared/corpus/queries.txt
-peers=$shared/tools/peer_bench.py
+peers=${PEER_BENCH:-$shared/tools/peer_bench.py}
 for file in "$corpus" "$queries" "$peers"; do
   [ -f "$file" ] || { echo "bench_table: $file is missing (../shared beside the checkout)" >&2; exit 1; }
 done
@@ -146,6 +150,12 @@ rows.append(("bytes on disk, batch 500", mb(s["bytesOnDisk"]), f'{p["sqlite"]["m
              f'{ratio(s["bytesOnDisk"] / 1e6, p["sqlite"]["mb"])} SQLite'))
 rows.append(("bytes on disk, 300 users", mb(u["bytesOnDisk"]), f'{pu["sqlite"]["mb"]:.1f} MB', f'{pu["tantivy"]["mb"]:.1f} MB',
              f'{ratio(u["bytesOnDisk"] / 1e6, pu["sqlite"]["mb"])} SQLite'))
+def per_item(ours, peer):   # bytes on disk / items
+    e = ours["bytesOnDisk"] / ours["items"]
+    sq, ta = (peer[k]["mb"] * 1e6 / peer[k]["items"] for k in ("sqlite", "tantivy"))
+    return n(e), n(sq), n(ta), f"{ratio(e, sq)} SQLite, {ratio(e, ta)} Tantivy"
+rows.append(("bytes on disk per item, batch 500", *per_item(s, p)))
+rows.append(("bytes on disk per item, 300 users", *per_item(u, pu)))
 
 count = ours[500]["items"]
 verified = all(x["replayVerified"] for x in list(ours.values()) + [users])
