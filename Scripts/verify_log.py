@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Decode and verify an event log without this project's code.
 
-Usage: verify_log.py STORE_DIR [--dump N]
+Usage: verify_log.py STORE_DIR [--dump N] [--json] [--schema DIR | --no-schema]
 
 Needs the `lmdb` package (Debian: python3-lmdb; PyPI: lmdb), and for a log
 with compressed payloads (format 2) the `zstandard` package (Debian:
@@ -16,11 +16,23 @@ a later `eventlog.redaction` record (or a pending authorization past the
 head, kept in `meta` by a follower or a restore), that the head recorded in `meta`
 matches and that no checkpoint is past it. Prints the
 number of records and the last link, or the first bad position, and exits 1
-on a problem. Payloads are Protocol Buffers; decode them with the schemas in
-Sources/ActivityDomain/Schema (protoc --decode_raw works without them).
+on a problem.
+
+Step 6 of "Verifying": the payload of every record of an activity store's
+event types (Docs/Semantics.md) is decoded with the schema, the .proto files
+of Sources/ActivityDomain/Schema (--schema DIR; without a schema there,
+or with --no-schema, for a log of another application, payloads are not
+decoded), by log_payloads.py beside this script: a
+Protocol Buffers reader driven by those files, no generated code. A payload
+that does not decode, or a known type at a schema version it does not read,
+is undecodablePayload. --json prints every record as `eventlog log --json`
+does, one JSON object a line ({"position","type","version","at","event"},
+"redacted": true instead of "event" for a redacted payload, no "event" for
+a type the schema does not name), and the report on stderr.
 """
-import bisect, hashlib, struct, sys
+import argparse, bisect, datetime, hashlib, json, os, struct, sys
 import lmdb
+from log_payloads import DecodeError, Schema
 
 def crc32c(data: bytes) -> int:
     crc = 0xFFFFFFFF
@@ -156,9 +168,30 @@ def pending_ranges(record, position):
     ranges = redaction_ranges(payload, position)
     return ranges if isinstance(ranges, list) and ranges else None
 
+def iso8601(micros: int) -> str:
+    """The time as `eventlog log --json` prints it: UTC, up to six fraction digits, none when whole."""
+    seconds, fraction = divmod(micros, 1_000_000)
+    text = (datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
+    return text + (f".{fraction:06d}".rstrip("0") if fraction else "") + "Z"
+
+REPORT = sys.stdout  # stderr with --json, whose records go to stdout
+
 def main():
-    path = sys.argv[1]
-    dump = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--dump" else 0
+    global REPORT
+    parser = argparse.ArgumentParser(description="Decode and verify an event log without this project's code.")
+    parser.add_argument("store")
+    parser.add_argument("--dump", type=int, default=0, metavar="N", help="print the first N records")
+    parser.add_argument("--json", action="store_true", help="print every record as `eventlog log --json` does")
+    parser.add_argument("--schema", metavar="DIR", help="the .proto files (default: Sources/ActivityDomain/Schema of this checkout)")
+    parser.add_argument("--no-schema", action="store_true", help="do not decode payloads (a log of another application)")
+    args = parser.parse_args()
+    path, dump = args.store, args.dump
+    default_schema = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "ActivityDomain", "Schema")
+    schema_dir = args.schema or default_schema
+    schema = None if args.no_schema else Schema.load(schema_dir) if args.schema or os.path.isdir(schema_dir) else None
+    if args.json:
+        REPORT = sys.stderr
+    decoded, undecoded = 0, 0
     link, expected, count = bytes(32), 1, 0
     raw_bytes, stored_bytes, compressed = 0, 0, 0
     redacted, covered = [], []  # redacted positions; (start, end, by) of each redaction record's ranges
@@ -166,7 +199,7 @@ def main():
     for position, value in records(path):
         if position == "format":
             if value is not None and (len(value) != 4 or struct.unpack(">I", value)[0] not in (1, 2)):
-                print(f"incompatibleFormat: meta format is {bytes(value).hex()}, this reader reads formats 1 and 2")
+                print(f"incompatibleFormat: meta format is {bytes(value).hex()}, this reader reads formats 1 and 2", file=REPORT)
                 return 1
             continue
         if position == "head":
@@ -186,13 +219,13 @@ def main():
             if head is None and end > 0:
                 return fail(1, "truncated", "the store's recorded head is missing")
             if head is not None and len(head) != 40:
-                print(f"corrupt: meta head is {len(head)} bytes, not 40")
+                print(f"corrupt: meta head is {len(head)} bytes, not 40", file=REPORT)
                 return 1
             if head is not None and (struct.unpack(">Q", head[:8])[0] != end or head[8:] != link):
                 return fail(min(struct.unpack(">Q", head[:8])[0], end) + 1, "truncated", "the recorded head does not match the log's end")
             for name, checkpoint in sorted(checkpoints.items()):
                 if len(checkpoint) != 12:
-                    print(f"corrupt: meta checkpoint:{name} is {len(checkpoint)} bytes, not 12")
+                    print(f"corrupt: meta checkpoint:{name} is {len(checkpoint)} bytes, not 12", file=REPORT)
                     return 1
                 if struct.unpack(">Q", checkpoint[:8])[0] > end:
                     return fail(end + 1, "checkpointAhead", f"projection {name} claims a position past the head {end}")
@@ -240,18 +273,39 @@ def main():
             if isinstance(ranges, str):
                 return fail(position, "malformedRedaction", ranges)
             covered.extend((start, end, position) for start, end in ranges)
+        event = None
+        if not flags & 1 and schema is not None:
+            try:
+                event = schema.event_json(rtype.decode("utf-8", "replace"), version, payload)
+            except DecodeError as error:
+                return fail(position, "undecodablePayload", f"{rtype.decode('utf-8', 'replace')} v{version}: {error}")
+            if event is None:
+                undecoded += 1
+            else:
+                decoded += 1
+        if args.json:
+            line = {"position": position, "type": rtype.decode("utf-8", "replace"), "version": version, "at": iso8601(micros)}
+            if flags & 1:
+                line["redacted"] = True
+            elif event is not None:
+                line["event"] = event
+            print(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
         if count < dump:
             print(f"{position} {rtype.decode()} v{version} at {micros}us payload {plen} bytes"
                   + (f" (stored in {stored_length})" if is_compressed else "") + f": {payload[:80]!r}")
         link, expected, count = computed, expected + 1, count + 1
-    print(f"ok: {count} records, last link {link.hex()}")
-    print(f"bytes: {raw_bytes} raw, {stored_bytes} stored, {compressed} records compressed, {len(DICTIONARIES)} dictionaries")
+    print(f"ok: {count} records, last link {link.hex()}", file=REPORT)
+    print(f"bytes: {raw_bytes} raw, {stored_bytes} stored, {compressed} records compressed, {len(DICTIONARIES)} dictionaries", file=REPORT)
+    if schema is None:
+        print("payloads: not decoded" + ("" if args.no_schema else f" (no schema at {schema_dir})"), file=REPORT)
+    else:
+        print(f"payloads: {decoded} decoded with the schema, {undecoded} of types it does not name, {len(redacted)} redacted", file=REPORT)
     for note in notes:
-        print(note)
+        print(note, file=REPORT)
     return 0
 
 def fail(position, kind, detail):
-    print(f"position {position}: {kind}: {detail}")
+    print(f"position {position}: {kind}: {detail}", file=REPORT)
     return 1
 
 if __name__ == "__main__":

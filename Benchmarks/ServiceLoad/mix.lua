@@ -1,7 +1,7 @@
 -- wrk script for the service load benchmark (run_load.py): one of three
 -- mixes against the example service or its GRDB peer, as 300 users.
 --
---   wrk -t2 -c64 -d20s -s mix.lua http://127.0.0.1:8080 -- MIX TOKENS WORDS ACKED
+--   wrk -t2 -c64 -d20s -s mix.lua http://127.0.0.1:8080 -- MIX TOKENS WORDS ACKED [ITEMS]
 --
 -- MIX: search (90 % searches, 10 % one item indexed), activities (create,
 -- becomeCurrent of what was created, current), items (10 items a request);
@@ -10,7 +10,10 @@
 -- search mix's searches without its writes).
 -- TOKENS: lines "user token". WORDS: one search word a line. ACKED: a file
 -- that done() fills with one acknowledged write a line ("kind user id"),
--- paired by the X-Request-Id the service echoes.
+-- paired by the X-Request-Id the service echoes. ITEMS (run_load.py
+-- --corpus-text): real corpus text for the items the mixes write, one item a
+-- line, its JSON object without the opening brace and the identifier; an
+-- item takes a random line, else it is made of search words.
 
 local threads = {}
 local next_id = 0
@@ -23,7 +26,7 @@ end
 
 local mix
 acked_path = nil            -- global: done() reads it from a thread
-local users, token_of, words = {}, {}, {}
+local users, token_of, words, corpus = {}, {}, {}, {}
 local counter = 0
 local pending = {}          -- activities created, waiting for their becomeCurrent
 acked = {}                  -- acknowledged writes: "kind user id"
@@ -37,6 +40,9 @@ function init(args)
     token_of[user] = token
   end
   for line in io.lines(args[3]) do table.insert(words, line) end
+  if args[5] then
+    for line in io.lines(args[5]) do table.insert(corpus, line) end
+  end
   math.randomseed(os.time() * 1000 + thread_id * 7919)
 end
 
@@ -49,6 +55,7 @@ end
 local function word() return words[math.random(#words)] end
 
 local function item_json(id)
+  if #corpus > 0 then return '{"uniqueIdentifier":"' .. id .. '",' .. corpus[math.random(#corpus)] end
   return '{"uniqueIdentifier":"' .. id .. '","domainIdentifier":"notes","attributeSet":{"title":"' .. word() .. ' ' .. word()
     .. '","contentDescription":"' .. word() .. ' ' .. word() .. ' ' .. word() .. ' ' .. word() .. '","keywords":["' .. word() .. '"]}}'
 end

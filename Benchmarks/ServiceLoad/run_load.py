@@ -21,6 +21,14 @@ is lost.
 Run from the repository's root (builds release binaries first):
 
   python3 Benchmarks/ServiceLoad/run_load.py [--duration 20] [--rounds 1] [--json out.json]
+
+Bytes an item with real text: --corpus-text makes the items the mixes write
+real corpus items (a random one of ../shared/corpus's, under the mix's
+identifier) instead of search words, and --one-store runs the mixes in
+order on one store a system, then reports its bytes on disk over the items
+and activities it holds:
+
+  python3 Benchmarks/ServiceLoad/run_load.py --mixes items,activities --one-store --corpus-text --no-sigkill --keep
 """
 import argparse
 import base64
@@ -188,10 +196,24 @@ def commit_metrics(service):
     return count, total
 
 
+def corpus_text_file(corpus, workdir):
+    """Each corpus item as mix.lua's ITEMS takes it: its JSON object without "{" and the identifier."""
+    path = os.path.join(workdir, "corpus-items.txt")
+    with gzip.open(corpus, "rt") as f, open(path, "w") as out:
+        for line in f:
+            d = json.loads(line)
+            item = {"domainIdentifier": d["domainIdentifier"]} if d.get("domainIdentifier") else {}
+            item["attributeSet"] = {k: d[k] for k in ("title", "displayName", "contentDescription", "keywords") if d.get(k)}
+            out.write(json.dumps(item, ensure_ascii=False, separators=(",", ":"))[1:] + "\n")
+    return path
+
+
 def run_wrk(service, mix, args, workdir, tokens_file, words_file, kill_after=None):
     acked_file = os.path.join(workdir, f"acked-{service.system}-{mix}-{time.time_ns()}.txt")
     cmd = ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s", "--timeout", "30s", "-s",
            os.path.join(HERE, "mix.lua"), f"http://127.0.0.1:{service.port}", "--", mix, tokens_file, words_file, acked_file]
+    if args.corpus_text_file:
+        cmd.append(args.corpus_text_file)
     log("$ " + " ".join(cmd))
     process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if kill_after is not None:
@@ -305,6 +327,37 @@ def one_run(system, mix, args, bins, workdir, tokens_file, words_file, users, co
     return result
 
 
+def one_store_run(system, args, bins, workdir, tokens_file, words_file, port):
+    """--one-store: the mixes in order on one store; its bytes over what it holds."""
+    directory = os.path.join(workdir, f"{system}-one-store-{time.time_ns()}")
+    service = Service(system, directory, port, bins)
+    result, acked = {"mixes": {}}, []
+    try:
+        for mix in args.mixes.split(","):
+            run = run_wrk(service, mix, args, workdir, tokens_file, words_file)
+            acked += run.pop("acked")
+            result["mixes"][mix] = run
+            log(f"{system} {mix}: {json.dumps(run)}")
+    finally:
+        service.stop()
+    result["directory"] = directory
+    result["bytes"] = disk_bytes(directory)
+    stored = stored_ours(bins, directory) if system == "ours" else stored_peer(directory)
+    facts = expected(acked)
+    result["acknowledged"], result["missingCount"] = len(facts), len(facts - stored)
+    result["itemsStored"] = len([f for f in stored if f[0] == "item"])
+    result["activitiesStored"] = len([f for f in stored if f[0] == "activity"])
+    result["bytesPerItem"] = result["bytes"] / max(1, result["itemsStored"])
+    if system == "ours":
+        result["bytesIndex"] = disk_bytes(os.path.join(directory, "index"))
+        result["stats"] = json.loads(subprocess.run([bins["eventlog"], "stats", "--store", directory, "--json"],
+                                                    check=True, capture_output=True, text=True).stdout)
+        result.update(check_ours(bins, directory))
+    if not args.keep:
+        shutil.rmtree(directory, ignore_errors=True)
+    return result
+
+
 def sigkill_check(args, bins, workdir, tokens_file, words_file, port):
     directory = os.path.join(workdir, f"ours-sigkill-{time.time_ns()}")
     service = Service("ours", directory, port, bins)
@@ -338,6 +391,8 @@ def main():
     parser.add_argument("--no-sigkill", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the stores")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--corpus-text", action="store_true", help="the items the mixes write are real corpus items, not search words")
+    parser.add_argument("--one-store", action="store_true", help="the mixes in order on one store a system; bytes an item stored")
     args = parser.parse_args()
 
     if not args.skip_build:
@@ -354,7 +409,31 @@ def main():
     with open(words_file, "w") as f:
         f.write("\n".join(words) + "\n")
     corpus = corpus_items(args.corpus, args.users * args.preload)
+    args.corpus_text_file = corpus_text_file(args.corpus, workdir) if args.corpus_text else None
     log(f"{len(users)} users, {len(words)} search words, {len(corpus)} corpus items to preload; work in {workdir}")
+
+    if args.one_store:
+        results = []
+        for r in range(args.rounds):
+            order = ["ours", "peer"] if r % 2 == 0 else ["peer", "ours"]
+            results.append({system: one_store_run(system, args, bins, workdir, tokens_file, words_file, args.port) for system in order})
+        print(f"| round | system | mixes ({args.mixes}) req/s | items / activities stored | bytes on disk | bytes an item stored | checks |")
+        print("|---|---|---|---|---|---|---|")
+        for r, result in enumerate(results):
+            for system in ["ours", "peer"]:
+                x = result[system]
+                rates = " · ".join(f"{run['rps']:.0f}" for run in x["mixes"].values())
+                checks = f"acked stored {x['acknowledged'] - x['missingCount']}/{x['acknowledged']}"
+                if system == "ours":
+                    checks += f" · verify {'ok' if x['verify'] else 'FAILED'} · replay --verify {'ok' if x['replayVerify'] else 'FAILED'}"
+                print(f"| {r + 1} | {'eventlog' if system == 'ours' else 'GRDB/FTS5'} | {rates} | {x['itemsStored']:,} / {x['activitiesStored']:,} | "
+                      f"{x['bytes'] / 1e6:.1f} MB | {x['bytesPerItem']:,.0f} | {checks} |")
+            print(f"| {r + 1} | ratio | | | | {result['ours']['bytesPerItem'] / result['peer']['bytesPerItem']:.2f}× | |")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"oneStore": results, "arguments": vars(args)}, f, indent=1)
+        shutil.rmtree(workdir, ignore_errors=True) if not args.keep else None
+        return
 
     rounds = []
     for r in range(args.rounds):
