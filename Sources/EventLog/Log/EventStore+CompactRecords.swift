@@ -117,8 +117,11 @@ extension EventStore {
 
     /// The record `view` in the compact form: format 2, its payload
     /// compressed with `dictionary` when that makes it smaller, else
-    /// stored as it is. Nil when that is what it holds already (or it is
-    /// redacted, or the engine's own).
+    /// stored as it is. Nil when the record stays as it is: that form is
+    /// not smaller than what it holds (a record of format 1 reads as an
+    /// uncompressed one of format 2; one compressed with an older
+    /// dictionary keeps it, so the dictionary stays), or it is redacted,
+    /// or the engine's own.
     private static func compactForm(of view: RecordLayout.View, at position: Position, dictionary: ZstdDictionary?,
                                      databases: LogDatabases, in txn: ReadTransaction) throws -> [UInt8]? {
         guard !view.isRedacted, !view.type.starts(with: LogBatch.engineTypePrefix.utf8) else { return nil }
@@ -134,7 +137,7 @@ extension EventStore {
                 }
             }
         }
-        return out.elementsEqual(view.bytes) ? nil : out
+        return out.count < view.bytes.count ? out : nil
     }
 
     /// The newest records' payloads and owners (``dictionarySamples(in:)``).
