@@ -16,7 +16,7 @@ extension CompactionTests {
             let dir = TemporaryDirectory()
             defer { dir.remove() }
             let store = dir.sub("store")
-            let all = Self.operations(users: ["alice", "bob"], marked: "alice", rounds: 10, longTexts: true)
+            let all = Stores.operations(users: ["alice", "bob"], marked: "alice", rounds: 10, longTexts: true)
             let apply = try CLI.run(["apply", "--transaction-size", "20", "--store", store, try dir.file("all.jsonl", all)])
             #expect(apply.status == 0, "\(apply.stderr)")
             let stop = StopFlag()
