@@ -41,6 +41,25 @@ public class ReadTransaction {
     /// The transaction's id (`mdb_txn_id`): which commit it sees.
     public var id: Int { mdb_txn_id(pointer) }
 
+    /// What readers keep for the transaction's life, one object a type.
+    private var kept: [ObjectIdentifier: AnyObject] = [:]
+
+    /// The object of type `T` that readers keep for this transaction's
+    /// life (a cache of what they read in it), made by `make` the first
+    /// time and let go with the transaction. Used on the transaction's
+    /// thread, as the transaction is.
+    ///
+    /// ```swift
+    /// let cache = txn.kept { BlockCache() }   // the same object for every reader of txn
+    /// ```
+    public func kept<T: AnyObject>(_ make: () -> T) -> T {
+        let key = ObjectIdentifier(T.self)
+        if let found = kept[key] { return unsafeDowncast(found, to: T.self) }
+        let made = make()
+        kept[key] = made
+        return made
+    }
+
     func abortIfOpen() {
         if isOpen {
             mdb_txn_abort(pointer)

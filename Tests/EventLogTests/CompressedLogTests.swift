@@ -159,6 +159,41 @@ struct CompressedLogTests {
         #expect(large == Array(second[50].payload[20_000..<20_050]))
     }
 
+    @Test("parts of payloads read in one transaction are their bytes, however they are asked (blocks kept for the next reads)")
+    func partsInOneTransaction() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var options = fastOptions()
+        options.dictionaryTrainingBytes = nil
+        let store = try EventStore<OwnedViews>(path: dir.path, options: options)
+        let events = Self.events(120)   // 1 and 51 and 101 are 30,000 bytes: four blocks each
+        try store.append(events)
+        let block = 1 << Int(CompressedPayload.blockShift)
+        var ranges: [(Position, Range<Int>)] = []
+        for position: Position in [1, 2, 51, 2, 1, 101, 51, 1] {
+            let count = events[Int(position) - 1].payload.count
+            ranges += [(position, 0..<1), (position, 0..<count), (position, (count - 10)..<count), (position, 5..<5)]
+            if count > 2 * block {
+                ranges += [(position, (block - 3)..<(block + 3)), (position, 100..<(2 * block + 7)), (position, block..<(2 * block))]
+            }
+        }
+        try store.environment.read { txn in
+            let reader = store.logReader(in: txn)
+            for (position, range) in ranges + ranges.reversed() {
+                let same = try reader.withPayloadBytes(at: position, range) { [UInt8]($0) } == Array(events[Int(position) - 1].payload[range])
+                #expect(same, "position \(position), bytes \(range)")
+            }
+        }
+        // A record redacted in the transaction that read it reads as absent, its blocks kept or not.
+        _ = try store.write { batch in
+            let reader = store.logReader(in: batch.transaction)
+            #expect(try reader.withPayloadBytes(at: 51, 10..<20) { [UInt8]($0) } == Array(events[50].payload[10..<20]))
+            _ = try batch.redact(PositionRanges([51]))
+            #expect(try reader.withPayloadBytes(at: 51, 10..<20) { [UInt8]($0) } == nil)
+            #expect(try reader.withPayloadBytes(at: 1, 10..<20) { [UInt8]($0) } == Array(events[0].payload[10..<20]))
+        }
+    }
+
     @Test("a record stored from another store's bytes (a follower) needs the dictionary it names, and takes it along")
     func followerTakesDictionaries() throws {
         let dir = TemporaryDirectory()

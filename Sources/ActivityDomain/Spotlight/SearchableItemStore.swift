@@ -120,6 +120,19 @@ public struct SearchableItemStore: Projection {
         return full
     }
 
+    /// `records` each ``resolved(_:in:)`` (nil stays nil), in their order,
+    /// read in the log's order: an event's items one after another, so that
+    /// each block of its payload is decompressed once (the transaction keeps
+    /// the blocks it read, ``LogPayloads/withPayloadBytes(at:_:in:_:)``),
+    /// whatever the order of the identifiers.
+    func resolved(_ records: [Activitylog_V1_SearchableItemRecord?], in txn: ReadTransaction) throws -> [Activitylog_V1_SearchableItemRecord?] {
+        let places = records.map { $0.map { ($0.position, $0.itemOffset) } }
+        let order = records.indices.filter { places[$0] != nil }.sorted { places[$0]! < places[$1]! }
+        var result = records
+        for i in order { result[i] = try resolved(records[i]!, in: txn) }
+        return result
+    }
+
     private func logReader(in txn: ReadTransaction) throws -> LogReader {
         guard let log else {
             throw PayloadError("the item store refers to the log, and this environment has none (a rebuild's scratch views are not read)")
@@ -142,16 +155,22 @@ public struct SearchableItemStore: Projection {
         try rawRecord(id, space: space, in: txn).map(IndexedItem.init(proto:))
     }
 
+    /// The items with these identifiers in `space`, in the order asked (nil
+    /// for one it does not hold), read from the log in its order, an
+    /// event's items together (as the records of ``resolved(_:in:)``).
+    public func items(_ ids: [String], space: UInt32, in txn: ReadTransaction) throws -> [IndexedItem?] {
+        try resolved(ids.map { try storedRecord($0, space: space, in: txn) }, in: txn).map { $0.map(IndexedItem.init(proto:)) }
+    }
+
     /// Every item of `space`, by identifier (UTF-8 byte order), expired ones
     /// included until they are purged.
     public func all(space: UInt32, in txn: ReadTransaction) throws -> [IndexedItem] {
-        var result: [IndexedItem] = []
+        var records: [Activitylog_V1_SearchableItemRecord?] = []
         try forEachRecord(space: space, in: txn) { _, value in
-            let record = try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8](value))
-            result.append(IndexedItem(proto: try resolved(record, in: txn)))
+            records.append(try Activitylog_V1_SearchableItemRecord(serializedBytes: [UInt8](value)))
             return true
         }
-        return result
+        return try resolved(records, in: txn).map { IndexedItem(proto: $0!) }
     }
 
     /// How many items `space` holds.
@@ -177,7 +196,7 @@ public struct SearchableItemStore: Projection {
     /// The items of `space` in `domain` or below it (`orders` lists `orders`
     /// and `orders.2024`, not `orders2024`), by identifier.
     public func items(inDomain domain: String, space: UInt32, in txn: ReadTransaction) throws -> [IndexedItem] {
-        try identifiers(inDomain: domain, space: space, in: txn).compactMap { try item($0, space: space, in: txn) }
+        try items(identifiers(inDomain: domain, space: space, in: txn), space: space, in: txn).compactMap { $0 }
     }
 
     /// The identifiers of the items of `space` in `domain` or below it,

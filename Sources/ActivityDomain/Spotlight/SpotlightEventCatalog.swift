@@ -39,6 +39,9 @@ public enum SpotlightEventCatalog {
     /// Throws when `event` is a Core Spotlight event whose payload does not
     /// decode: a `payloadCheck` for ``EventLog/EventStore/verify(payloadCheck:progress:)``.
     public static func checkPayload(_ event: RecordedEvent) throws {
+        // Bytes the walk takes decode whole, to what it reads (``IndexedItemsWire``):
+        // checked so, they are not decoded twice nor their attributes made into strings.
+        if IndexedItemsWire.read(event, attributes: false) != nil { return }
         _ = try SpotlightEvent(event)
     }
 }

@@ -160,7 +160,7 @@ extension SpaceQueries {
                 try ActivityRules.checkIdentifier(identifier, field: "uniqueIdentifier", operation: "items")
             }
             return try reader.inSpace([]) { space in
-                try identifiers.compactMap { try reader.views.items.item($0, space: space, in: reader.txn) }
+                try reader.views.items.items(identifiers, space: space, in: reader.txn).compactMap { $0 }
             }
         }
     }

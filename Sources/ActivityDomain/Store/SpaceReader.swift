@@ -110,10 +110,13 @@ public struct SpaceReader: SpaceQueries {
     /// index that lags the views) is left out.
     public func documents(for hits: [SearchHit]) throws -> [SearchResult] {
         try inSpace([]) { space in
-            try hits.compactMap { hit in
+            // The items read together, in the log's order (an event's items one after another).
+            var items = try views.items.items(hits.filter { $0.kind == SearchDocuments.itemKind }.map(\.identifier), space: space, in: txn)
+                .makeIterator()
+            return try hits.compactMap { hit in
                 switch hit.kind {
                 case SearchDocuments.itemKind:
-                    try views.items.item(hit.identifier, space: space, in: txn).map { SearchResult(hit: hit, document: .item($0)) }
+                    items.next()!.map { SearchResult(hit: hit, document: .item($0)) }
                 case SearchDocuments.activityKind:
                     try views.saved.activity(forKey: hit.identifier, space: space, in: txn).map { SearchResult(hit: hit, document: .activity($0)) }
                 default:

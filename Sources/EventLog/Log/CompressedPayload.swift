@@ -99,6 +99,20 @@ struct CompressedPayload {
         self.stored = stored
     }
 
+    /// The block size (as a power of two) the header of `stored` names,
+    /// without parsing the rest; nil when the header is not in this shape
+    /// (then ``init(_:payloadLength:)`` says why).
+    static func blockShift(of stored: UnsafeRawBufferPointer) -> UInt8? {
+        var offset = 0
+        while true {   // the dictionary's varint, at most 5 bytes
+            guard offset < stored.count, offset < 5 else { return nil }
+            offset += 1
+            if stored[offset - 1] < 0x80 { break }
+        }
+        guard offset < stored.count, (6...24).contains(stored[offset]) else { return nil }
+        return stored[offset]
+    }
+
     /// The payload bytes block `index` holds.
     func span(ofBlock index: Int) -> Range<Int> {
         let start = index << Int(blockShift)

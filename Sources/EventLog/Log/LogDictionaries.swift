@@ -110,19 +110,28 @@ final class LogDictionaries: @unchecked Sendable {
                         _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         guard view.isCompressed else { return try body(view.storedPayload) }
         let compressed = try parse(view, at: position)
-        let dictionary = try compressed.dictionaryID == 0 ? nil : self.dictionary(compressed.dictionaryID, in: txn, position: position)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: compressed.payloadLength, alignment: 8)
         defer { buffer.deallocate() }
-        do {
-            try compressed.decompress(blocks: 0..<compressed.blockCount, into: buffer, dictionary: dictionary)
-        } catch let error as ZstdError {
-            throw EventLogError(.corrupt, operation: "read", "the compressed payload does not decompress: \(error)", position: position)
-        }
+        try decompress(compressed, at: position, in: txn, into: buffer)
         return try body(UnsafeRawBufferPointer(buffer))
     }
 
+    /// Decompresses the whole of `compressed`, the stored payload of the
+    /// record at `position`, into `out`, of exactly its length.
+    private func decompress(_ compressed: CompressedPayload, at position: Position, in txn: ReadTransaction?,
+                            into out: UnsafeMutableRawBufferPointer) throws {
+        let dictionary = try compressed.dictionaryID == 0 ? nil : self.dictionary(compressed.dictionaryID, in: txn, position: position)
+        do {
+            try compressed.decompress(blocks: 0..<compressed.blockCount, into: out, dictionary: dictionary)
+        } catch let error as ZstdError {
+            throw EventLogError(.corrupt, operation: "read", "the compressed payload does not decompress: \(error)", position: position)
+        }
+    }
+
     /// Calls `body` with bytes `range` of the record's payload, decompressing
-    /// only the blocks that hold them. Throws when `range` is past the payload.
+    /// only the blocks that hold them, each once in a transaction: the
+    /// blocks are kept in `txn`'s ``PayloadBlockCache`` for the next reads.
+    /// Throws when `range` is past the payload.
     func withPayloadBytes<R>(of view: RecordLayout.View, _ range: Range<Int>, at position: Position, in txn: ReadTransaction?,
                              _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         guard range.lowerBound >= 0, range.upperBound <= view.payloadLength else {
@@ -130,24 +139,53 @@ final class LogDictionaries: @unchecked Sendable {
                                 "bytes \(range) are past the end of the \(view.payloadLength)-byte payload", position: position)
         }
         guard view.isCompressed else { return try body(UnsafeRawBufferPointer(rebasing: view.storedPayload[range])) }
-        let compressed = try parse(view, at: position)
-        let dictionary = try compressed.dictionaryID == 0 ? nil : self.dictionary(compressed.dictionaryID, in: txn, position: position)
-        let blocks = compressed.blocks(covering: range)
-        guard let first = blocks.first, let last = blocks.last else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
-        let base = compressed.span(ofBlock: first).lowerBound
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: compressed.span(ofBlock: last).upperBound - base, alignment: 8)
-        defer { buffer.deallocate() }
-        do {
-            try compressed.decompress(blocks: blocks, into: buffer, dictionary: dictionary)
-        } catch let error as ZstdError {
-            throw EventLogError(.corrupt, operation: "read", "the compressed payload does not decompress: \(error)", position: position)
+        guard !range.isEmpty else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        // The block size from the stored header alone: the frames are parsed only when a block is not kept.
+        let shift = try CompressedPayload.blockShift(of: view.storedPayload) ?? parse(view, at: position).blockShift
+        let first = range.lowerBound >> Int(shift), last = (range.upperBound - 1) >> Int(shift)
+        let cache = txn?.kept { PayloadBlockCache() }
+        let digest = PayloadDigest(view.payloadDigest)
+        var parsed: (payload: CompressedPayload, dictionary: ZstdDictionary?)?
+        func block(_ index: Int) throws -> [UInt8] {
+            let key = PayloadBlockCache.Key(position: position, index: index, shift: shift, digest: digest)
+            if let kept = cache?.block(key) { return kept }
+            if parsed == nil {
+                let payload = try parse(view, at: position)
+                parsed = (payload, try payload.dictionaryID == 0 ? nil : dictionary(payload.dictionaryID, in: txn, position: position))
+            }
+            let (payload, dictionary) = parsed!
+            let span = payload.span(ofBlock: index)
+            let bytes: [UInt8]
+            do {
+                bytes = try [UInt8](unsafeUninitializedCapacity: span.count) { out, count in
+                    try payload.decompress(blocks: index..<(index + 1), into: UnsafeMutableRawBufferPointer(out), dictionary: dictionary)
+                    count = span.count
+                }
+            } catch let error as ZstdError {
+                throw EventLogError(.corrupt, operation: "read", "the compressed payload does not decompress: \(error)", position: position)
+            }
+            cache?.keep(bytes, key)
+            return bytes
         }
-        return try body(UnsafeRawBufferPointer(rebasing: buffer[(range.lowerBound - base)..<(range.upperBound - base)]))
+        let base = first << Int(shift)
+        if first == last {
+            return try block(first).withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[(range.lowerBound - base)..<(range.upperBound - base)])) }
+        }
+        // Bytes across blocks: their blocks one after the other.
+        var joined: [UInt8] = []
+        joined.reserveCapacity(((last + 1) << Int(shift)) - base)
+        for index in first...last { joined.append(contentsOf: try block(index)) }
+        return try joined.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[(range.lowerBound - base)..<(range.upperBound - base)])) }
     }
 
-    /// The payload of `view` as an array.
+    /// The payload of `view` as an array (decompressed into it, when stored compressed).
     func payload(of view: RecordLayout.View, at position: Position, in txn: ReadTransaction?) throws -> [UInt8] {
-        try withPayload(of: view, at: position, in: txn) { [UInt8]($0) }
+        guard view.isCompressed else { return [UInt8](view.storedPayload) }
+        let compressed = try parse(view, at: position)
+        return try [UInt8](unsafeUninitializedCapacity: compressed.payloadLength) { out, count in
+            try decompress(compressed, at: position, in: txn, into: UnsafeMutableRawBufferPointer(out))
+            count = compressed.payloadLength
+        }
     }
 
     /// The event `view` holds, its payload decompressed.

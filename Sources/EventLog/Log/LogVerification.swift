@@ -164,9 +164,15 @@ extension EventStore {
         if !view.isRedacted {
             let digestMatches: Bool
             do {
-                digestMatches = try databases.dictionaries.withPayload(of: view, at: position, in: txn) { bytes in
-                    if payloadCheck != nil && view.isCompressed { payload = [UInt8](bytes) }
-                    return SHA256.hash(data: bytes).elementsEqual(view.payloadDigest)
+                if payloadCheck != nil && view.isCompressed {
+                    // Decompressed into the array the check reads.
+                    let bytes = try databases.dictionaries.payload(of: view, at: position, in: txn)
+                    payload = bytes
+                    digestMatches = bytes.withUnsafeBytes { SHA256.hash(data: $0).elementsEqual(view.payloadDigest) }
+                } else {
+                    digestMatches = try databases.dictionaries.withPayload(of: view, at: position, in: txn) { bytes in
+                        SHA256.hash(data: bytes).elementsEqual(view.payloadDigest)
+                    }
                 }
             } catch {
                 return LogProblem(position: position, kind: .malformedRecord, detail: "\(error)")
