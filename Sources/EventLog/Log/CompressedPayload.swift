@@ -1,3 +1,5 @@
+import LMDB
+
 /// The stored form of a compressed payload (format 2, flag bit 1;
 /// `Docs/LogFormat.md`, "Compressed payloads"):
 ///
@@ -46,9 +48,9 @@ struct CompressedPayload {
         }
         var out: [UInt8] = []
         out.reserveCapacity(frames.reduce(8 + 3 * frames.count) { $0 + $1.count })
-        appendVarint(UInt64(dictionary?.id ?? 0), to: &out)
+        Varint.append(UInt64(dictionary?.id ?? 0), to: &out)
         out.append(blockShift)
-        for frame in frames.dropLast() { appendVarint(UInt64(frame.count), to: &out) }
+        for frame in frames.dropLast() { Varint.append(UInt64(frame.count), to: &out) }
         for frame in frames { out.append(contentsOf: frame) }
         guard out.count < payload.count else { return nil }
         return out
@@ -57,23 +59,15 @@ struct CompressedPayload {
     /// Parses the stored bytes of a payload of `payloadLength` bytes; throws
     /// when they are not in this shape.
     init(_ stored: UnsafeRawBufferPointer, payloadLength: Int) throws {
-        var offset = 0
+        var reader = ByteReader(stored)
         func varint() throws -> UInt64 {
-            var result: UInt64 = 0, shift: UInt64 = 0
-            while offset < stored.count, shift < 64 {
-                let byte = stored[offset]
-                offset += 1
-                result |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { return result }
-                shift += 7
-            }
-            throw Self.malformed("a varint runs past the \(stored.count) stored bytes")
+            do { return try reader.varint() } catch { throw Self.malformed("\(error), in \(stored.count) stored bytes") }
         }
         let id = try varint()
         guard id <= UInt64(UInt32.max) else { throw Self.malformed("dictionary \(id) is past 2^32 - 1") }
-        guard offset < stored.count else { throw Self.malformed("the block size is missing") }
-        let shift = stored[offset]
-        offset += 1
+        guard !reader.isAtEnd else { throw Self.malformed("the block size is missing") }
+        let shift = stored[reader.offset]
+        reader.offset += 1
         guard (6...24).contains(shift) else { throw Self.malformed("blocks of 2^\(shift) bytes; allowed: 2^6 to 2^24") }
         guard payloadLength > 0 else { throw Self.malformed("a compressed payload of 0 bytes") }
         let count = (payloadLength + (1 << Int(shift)) - 1) >> Int(shift)
@@ -82,7 +76,7 @@ struct CompressedPayload {
         for _ in 0..<(count - 1) { lengths.append(Int(clamping: try varint())) }
         var frames: [Range<Int>] = []
         frames.reserveCapacity(count)
-        var start = offset
+        var start = reader.offset
         for length in lengths {
             guard length > 0, length <= stored.count - start else {
                 throw Self.malformed("block \(frames.count) of \(length) bytes runs past the \(stored.count) stored bytes")
@@ -103,14 +97,10 @@ struct CompressedPayload {
     /// without parsing the rest; nil when the header is not in this shape
     /// (then ``init(_:payloadLength:)`` says why).
     static func blockShift(of stored: UnsafeRawBufferPointer) -> UInt8? {
-        var offset = 0
-        while true {   // the dictionary's varint, at most 5 bytes
-            guard offset < stored.count, offset < 5 else { return nil }
-            offset += 1
-            if stored[offset - 1] < 0x80 { break }
-        }
-        guard offset < stored.count, (6...24).contains(stored[offset]) else { return nil }
-        return stored[offset]
+        var reader = ByteReader(stored)
+        guard (try? reader.varint(as: UInt32.self)) != nil,   // the dictionary
+              let shift = try? reader.byte(), (6...24).contains(shift) else { return nil }
+        return shift
     }
 
     /// The payload bytes block `index` holds.
@@ -140,14 +130,5 @@ struct CompressedPayload {
 
     private static func malformed(_ detail: String) -> ZstdError {
         ZstdError(call: "read compressed payload", detail)
-    }
-
-    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
-        var v = value
-        while v >= 0x80 {
-            out.append(UInt8(v & 0x7F) | 0x80)
-            v >>= 7
-        }
-        out.append(UInt8(v))
     }
 }
