@@ -92,6 +92,8 @@ struct CompressedPayloadTests {
         for owner in ["u2", "u3"] {
             for n in 0..<60 { samples.append(.init(owner: Array(owner.utf8), payload: ownedPayload(owner, n, own: "PAIRONLYTEXT"))) }
         }
+        // Two owners' samples make no dictionary: no run is in three owners' samples.
+        #expect(DictionaryTrainer.train(samples.filter { $0.owner != Array("u3".utf8) && $0.owner != Array("u4".utf8) }, id: 7) == nil)
         let bytes = try #require(DictionaryTrainer.train(samples, id: 7))
         #expect(Zstd.dictionaryID(bytes) == 7)
         #expect(!bytes.contains(subsequence: Array("ZQXSECRETMARKER".utf8)))

@@ -34,6 +34,8 @@ enum DictionaryTrainer {
     /// A dictionary with id `id` trained on `samples`; nil when they share
     /// too little text (or are too few) to make one.
     static func train(_ samples: [Sample], id: UInt32) -> [UInt8]? {
+        // Content is kept only where ``minimumOwners`` owners wrote it: with fewer, none would be (and zstd's trainer is not run).
+        guard Set(samples.compactMap(\.owner)).count >= minimumOwners else { return nil }
         // Samples as the codec meets them: one a block.
         let block = 1 << Int(CompressedPayload.blockShift)
         let pieces = samples.flatMap { sample in
